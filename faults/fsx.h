@@ -1,0 +1,114 @@
+/*
+ * fsx.h - the seam: every file-system call, sleep and clock read that a
+ * protocol or workload makes goes through here.
+ *
+ * One seam gives five things: fault decisions (a point per call, `fs/mkdir`,
+ * ..., and each protocol step marked with fsx_point), an optional step trace
+ * (EV_STEP journal records), counts of every call, the ground-truth table of
+ * which worker created each lock object (objects at the lock path or directly
+ * inside it), and - in later work - the explorer's yield points and virtual
+ * time.  Outside a worker (fsx_bind not called) every call passes straight
+ * through, so unit tests can drive protocols directly.
+ *
+ * Errors: every call returns what the system call returns (-1 and errno) and
+ * preserves errno across the bookkeeping it does.
+ */
+#ifndef LS_FSX_H
+#define LS_FSX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fsx_op {
+	FSX_MKDIR, FSX_RMDIR, FSX_OPEN, FSX_CLOSE, FSX_LINK, FSX_UNLINK, FSX_RENAME,
+	FSX_STAT, FSX_LIST, FSX_READ, FSX_WRITE, FSX_FSYNC, FSX_UTIMENS, FSX_FLOCK,
+	FSX_KILL, FSX_SLEEP, FSX_NOW, FSX_POINT,
+	FSX_OP_COUNT
+};
+/* "fs/mkdir", ... ("point" for FSX_POINT). */
+const char *fsx_op_point(enum fsx_op op);
+const char *fsx_op_name(enum fsx_op op);
+
+struct fsx_stat {
+	uint64_t dev;
+	uint64_t ino;
+	uint32_t mode;
+	int64_t size;
+	int64_t mtime_ns; /* wall clock ns */
+	int64_t btime_ns; /* birth time, 0 when the file system does not report one */
+};
+
+struct fsx_list {
+	char **names; /* sorted (strcmp), without "." and ".." */
+	size_t n;
+};
+
+int fsx_mkdir(const char *path, unsigned mode);
+int fsx_mkdir_p(const char *path);            /* EEXIST ignored, parents made */
+int fsx_rmdir(const char *path);
+int fsx_open(const char *path, int flags, unsigned mode);
+int fsx_close(int fd);
+int fsx_link(const char *from, const char *to);
+int fsx_unlink(const char *path);
+int fsx_rename(const char *from, const char *to);
+int fsx_stat(const char *path, struct fsx_stat *st);
+int fsx_lstat(const char *path, struct fsx_stat *st);
+int fsx_fstat(int fd, struct fsx_stat *st);
+int fsx_exists(const char *path);             /* access(F_OK): 1 or 0, never fails (as Node's existsSync) */
+int fsx_list(const char *dir, struct fsx_list *out);
+void fsx_list_free(struct fsx_list *l);
+/* Whole file into a malloc'd NUL-terminated buffer. */
+int fsx_read_file(const char *path, char **buf, size_t *len);
+int fsx_write_all(int fd, const void *buf, size_t len);
+/* open(path, flags|O_WRONLY|O_CREAT) + write loop + close (Node writeFileSync). */
+int fsx_write_file(const char *path, int flags, const void *buf, size_t len);
+int fsx_fsync(int fd);
+int fsx_utimens(const char *path, const struct timespec ts[2]);
+int fsx_flock(int fd, int op);
+int fsx_pid_alive(pid_t pid);                 /* kill(pid, 0): EPERM counts as alive */
+void fsx_sleep_ms(int64_t ms);
+int64_t fsx_now_ms(void);                     /* wall clock ms, comparable with file times */
+int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness bookkeeping) */
+/* A protocol step.  Name: "<proto>/<operation>/<before|after>-<label>". */
+void fsx_point(const char *name);
+
+/* FNV-1a 64 of a point name: how journals refer to points. */
+uint64_t fsx_point_hash(const char *name);
+
+/* ---- binding a worker process (harness side) ---- */
+struct journal;
+struct arena;
+struct fault_plan;
+struct fault_state;
+struct prng;
+
+struct fsx_binding {
+	unsigned worker;
+	struct journal *journal;
+	struct arena *arena;
+	const struct fault_plan *faults;
+	struct fault_state *fstate;  /* the worker's per-rule counters */
+	struct prng *rng;
+	const char *lock_path;   /* objects at this path or directly in it are tracked */
+	int64_t stale_ms;        /* the worker's protocol stale age (scaled), for for=Nstale */
+	uint32_t *op;            /* the worker's current op number, for journal records */
+	int trace;               /* journal an EV_STEP per call */
+};
+void fsx_bind(const struct fsx_binding *b);
+void fsx_unbind(void);
+/* Calls counted in this process so far (FSX_OP_COUNT entries). */
+const uint64_t *fsx_counts(void);
+/* ns when this worker's last created lock object was made (0: none since reset). */
+int64_t fsx_last_create_ns(void);
+void fsx_reset_create(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

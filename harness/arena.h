@@ -1,0 +1,99 @@
+/*
+ * arena.h - the shared anonymous mapping every worker and the driver see.
+ *
+ * It holds: the global event sequence (a total order consistent with real
+ * time), the start barrier and stop flag (futex words), the op budget, the
+ * online holder counter (a second holder is recorded the instant it
+ * happens, with both workers), the ground-truth table of which worker created
+ * each lock object now on disk (fed by fsx), and live per-worker statistics
+ * the driver's watchdog and status line read.
+ *
+ * Created by the driver before fork (arena_create), inherited by workers,
+ * unmapped by the driver at the end (arena_destroy).  Nothing here is
+ * written by a process other than the one a slot belongs to, except the
+ * counters, which are atomics, and the object table, under a robust
+ * process-shared mutex (a worker killed while holding it does not wedge it).
+ */
+#ifndef LS_ARENA_H
+#define LS_ARENA_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../faults/fsx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ARENA_OBJ_SLOTS 8192
+#define ARENA_MAX_BREACH 16
+
+struct arena_obj {
+	uint64_t dev, ino;   /* 0/0: free slot */
+	int32_t creator;     /* worker id */
+	uint64_t seq;        /* seq of the creation record */
+};
+
+struct arena_breach {
+	uint32_t first, second; /* worker already holding, worker that just acquired */
+	uint64_t seq;
+};
+
+struct arena_worker {
+	_Atomic int32_t pid;
+	_Atomic int32_t holding;      /* between acquired and release-begin */
+	_Atomic int64_t progress_ns;  /* last journal record or point passed */
+	_Atomic int64_t excuse_ns;    /* the watchdog must not fire before this (announced stalls, holds) */
+	_Atomic uint64_t last_point;  /* hash of the last point passed */
+	_Atomic uint32_t incarnation;
+	_Atomic uint32_t next_op;     /* op numbers continue across incarnations */
+	_Atomic uint64_t ops, acquired, committed, busy, errors, lost, crashes, stalls;
+	_Atomic uint64_t calls[FSX_OP_COUNT];
+};
+
+struct arena {
+	_Atomic uint64_t seq;
+	_Atomic uint32_t ready;       /* workers at the barrier */
+	_Atomic uint32_t go;          /* futex: 0 wait, 1 run */
+	_Atomic uint32_t stop;        /* 1: finish the current op and leave */
+	_Atomic uint64_t ops_claimed;
+	uint64_t ops_limit;           /* 0: no limit */
+	_Atomic int32_t holders;      /* online holder count */
+	_Atomic uint64_t breaches;    /* online breaches seen */
+	struct arena_breach breach[ARENA_MAX_BREACH];
+	_Atomic int64_t stall_until_ns; /* latest end of any announced stall */
+	pthread_mutex_t obj_mutex;
+	struct arena_obj obj[ARENA_OBJ_SLOTS];
+	unsigned nworkers;
+	struct arena_worker w[];
+};
+
+struct arena *arena_create(unsigned nworkers);
+void arena_destroy(struct arena *a);
+uint64_t arena_next_seq(struct arena *a);
+
+/* Barrier: workers call arena_wait_go; the driver waits for ready == n and calls arena_go. */
+void arena_wait_go(struct arena *a);
+void arena_go(struct arena *a);
+/* Claim one op under --ops; 0 when the budget is spent or stop is set. */
+int arena_claim_op(struct arena *a);
+
+/* Online holder counter. */
+void arena_hold_enter(struct arena *a, unsigned worker, uint64_t seq);
+void arena_hold_leave(struct arena *a, unsigned worker);
+
+/* Object table.  obj_lock/unlock bracket the system call and the update so
+ * the pair is one atomic step with respect to other workers' pairs. */
+void arena_obj_lock(struct arena *a);
+void arena_obj_unlock(struct arena *a);
+void arena_obj_add(struct arena *a, uint64_t dev, uint64_t ino, unsigned creator, uint64_t seq);
+/* Removes the entry; returns the creator (or -1) and its seq. */
+int arena_obj_take(struct arena *a, uint64_t dev, uint64_t ino, uint64_t *seq);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,822 @@
+/*
+ * checker.c - re-derive every invariant's verdict from the journals (sorted
+ * by seq) and the final state, in one pass over the records.
+ *
+ * The walk keeps, per worker, the state its own records imply:
+ *
+ *              EV_ATTEMPT                 EV_ACQUIRED
+ *     idle ---------------> attempting -------------> holding
+ *       ^                    |  EV_BUSY / ACQUIRE_ERROR   |
+ *       +--------------------+                           |
+ *       +------------- EV_RELEASE_BEGIN, or death -------+
+ *
+ * "Death" is anything after which the process cannot act on its hold: its
+ * own EV_FAULT crash record, the driver's EV_KILLED naming it (victim in
+ * `op`), EV_WORKER_EXIT, or EV_WORKER_START of a new incarnation (which also
+ * proves the old one is gone).
+ *
+ * A hold's age for stale judgments runs from EV_ACQUIRED's payload a (when
+ * its lock object was created) when set, else from the record's own time:
+ * the protocols judge staleness by the lock object's age, not by when its
+ * holder noticed it had won.
+ *
+ * Cost: O(n * holders at once) for the walk, plus sorting the wait/hold
+ * samples and the commits (O(n log n)); per-worker state is indexed by id.
+ */
+#include "checker.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../faults/fault.h"
+#include "../protocols/lock.h"
+#include "../workloads/workload.h"
+
+#define NS_PER_MS 1000000LL
+#define LIVENESS_GRACE_MS 2000LL /* slack for scheduling noise on a loaded CI machine */
+
+static const char *const check_inv_names[INV__COUNT] = {
+	[INV_EXCLUSION] = "exclusion",
+	[INV_ZOMBIE_WRITE] = "zombie-write",
+	[INV_NO_LOST_WRITES] = "no-lost-writes",
+	[INV_SERIAL_UPDATES] = "serial-updates",
+	[INV_STATE_INTACT] = "state-intact",
+	[INV_OWN_RELEASE] = "own-release",
+	[INV_LIVENESS] = "liveness",
+};
+
+const char *check_inv_name(enum inv_id id)
+{
+	if ((int)id < 0 || id >= INV__COUNT)
+		return "unknown";
+	return check_inv_names[id];
+}
+
+struct ck_worker {
+	/* the current hold */
+	int holding;
+	int reclaimed;          /* a legal reclaim took it over: no longer counts as a holder */
+	int overlapped;         /* another worker acquired during it (reclaim or not) */
+	uint64_t hold_start_ns; /* stale clock: lock object creation, else acquired.ns */
+	uint64_t hold_acq_ns;   /* EV_ACQUIRED's own time (hold distribution) */
+	uint64_t hold_seq;
+	uint32_t hold_op;
+	size_t hslot;           /* index in ck.holders */
+	int32_t over_by;        /* first worker that acquired during the hold */
+	uint32_t over_op;
+	uint64_t over_seq;
+	int over_legal;
+	uint64_t over_age_ns;
+	/* the current attempt */
+	int attempting;
+	int att_reported;       /* the watchdog already reported it */
+	uint64_t att_ns, att_seq;
+	uint32_t att_op;
+	int64_t att_stall_ms;   /* own announced stalls since the attempt began */
+	/* update workload */
+	int has_read;
+	int64_t read_rev;
+	uint64_t commits;
+	/* a crash fault was journaled by this incarnation: the driver's
+	 * EV_KILLED for the same death is not a second crash */
+	int crash_announced;
+};
+
+struct ck_commit {
+	int64_t rev;
+	uint64_t seq;
+	uint32_t op;
+	uint32_t worker;
+	int64_t read_rev;       /* -2: no read seen */
+	int bad_read;           /* rev != read + 1 */
+	int dup;                /* an earlier commit wrote the same revision */
+	size_t first;           /* if dup: index of that earlier commit */
+};
+
+struct ck_samples {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct ck {
+	const struct check_input *in;
+	struct check_result *out;
+	struct ck_worker *w;
+	unsigned *holders;
+	size_t nholders;
+	size_t live;            /* holders whose hold was not reclaimed */
+	/* liveness (3): a stretch with no live holder */
+	int stuck_on;           /* check (3) at all: some stale age is finite */
+	int64_t stuck_bound_ms;
+	int stretch_open;
+	int stretch_started;    /* start_ns is set */
+	uint64_t stretch_ns, stretch_seq;
+	int32_t stretch_after;  /* the worker whose hold ended it, -1 */
+	uint64_t stretch_busy;
+	uint64_t last_busy_ns, last_busy_seq;
+	uint32_t last_busy_op;
+	int32_t last_busy_w;
+	/* throughput */
+	struct ck_samples wait, hold;
+	struct ck_commit *commits;
+	size_t ncommits, capcommits;
+	uint64_t released;
+	uint64_t first_ns, last_ns;
+	int seen_worker_rec;
+};
+
+static int64_t ck_stale(const struct ck *c, unsigned w)
+{
+	return c->in->stale_ms ? c->in->stale_ms[w] : LS_NEVER;
+}
+
+static int64_t ck_budget(const struct ck *c, unsigned w)
+{
+	return c->in->budget_ms ? c->in->budget_ms[w] : LS_NEVER;
+}
+
+/* Is AGE_NS past a stale age of STALE_MS?  LS_NEVER (or absurd) never is. */
+static int ck_past_stale(int64_t stale_ms, uint64_t age_ns)
+{
+	if (stale_ms == LS_NEVER || stale_ms < 0 || stale_ms > INT64_MAX / NS_PER_MS)
+		return 0;
+	return age_ns > (uint64_t)(stale_ms * NS_PER_MS);
+}
+
+static uint64_t ck_since(uint64_t later, uint64_t earlier)
+{
+	return later > earlier ? later - earlier : 0;
+}
+
+static double ck_ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void ck_stale_text(int64_t stale_ms, char *buf, size_t len)
+{
+	if (stale_ms == LS_NEVER)
+		snprintf(buf, len, "no stale age");
+	else
+		snprintf(buf, len, "stale age %lld ms", (long long)stale_ms);
+}
+
+/* Count one violation of INV; keep its example while there is room. */
+__attribute__((format(printf, 9, 10)))
+static void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint64_t seq0,
+			 int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...)
+{
+	struct check_inv *v = &c->out->inv[inv];
+	struct check_example *ex;
+	va_list ap;
+
+	v->violations++;
+	if (v->nex >= CHECK_MAX_EXAMPLES)
+		return;
+	ex = &v->ex[v->nex++];
+	ex->worker[0] = w0;
+	ex->op[0] = op0;
+	ex->seq[0] = seq0;
+	ex->worker[1] = w1;
+	ex->op[1] = op1;
+	ex->seq[1] = seq1;
+	va_start(ap, fmt);
+	vsnprintf(ex->text, sizeof ex->text, fmt, ap);
+	va_end(ap);
+}
+
+static int ck_push(struct ck_samples *s, uint64_t v)
+{
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 1024;
+		uint64_t *nv = realloc(s->v, nc * sizeof *nv);
+
+		if (!nv)
+			return -1;
+		s->v = nv;
+		s->cap = nc;
+	}
+	s->v[s->n++] = v;
+	return 0;
+}
+
+static int ck_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* p50/p99 by nearest rank (the smallest sample with at least p of them at or below it). */
+static void ck_dist(struct ck_samples *s, struct dist *d)
+{
+	memset(d, 0, sizeof *d);
+	d->n = s->n;
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof *s->v, ck_u64_cmp);
+	size_t r50 = (s->n * 50 + 99) / 100, r99 = (s->n * 99 + 99) / 100;
+
+	d->p50 = ck_ms(s->v[(r50 ? r50 : 1) - 1]);
+	d->p99 = ck_ms(s->v[(r99 ? r99 : 1) - 1]);
+	d->max = ck_ms(s->v[s->n - 1]);
+}
+
+/* liveness (3): judge the stretch that is closing (or open at the end). */
+static void ck_stretch_judge(struct ck *c)
+{
+	uint64_t dur;
+
+	if (!c->stuck_on || !c->stretch_open || !c->stretch_started || !c->stretch_busy)
+		return;
+	/* Measured to the last busy, not to the stretch's end: the busy is the
+	 * evidence that the lock could not be taken; idle time after it
+	 * (everybody stalled elsewhere, the run winding down) proves nothing. */
+	dur = ck_since(c->last_busy_ns, c->stretch_ns);
+	if (dur <= (uint64_t)c->stuck_bound_ms * NS_PER_MS)
+		return;
+	if (c->stretch_after >= 0)
+		ck_violation(c, INV_LIVENESS, c->last_busy_w, c->last_busy_op, c->last_busy_seq,
+			     c->stretch_after, 0, c->stretch_seq,
+			     "nobody held the lock from seq %llu (w%d's hold ended) to seq %llu, "
+			     "%.1f ms, while %llu attempts ended busy (last: w%d op %u); "
+			     "bound %lld ms",
+			     (unsigned long long)c->stretch_seq, (int)c->stretch_after,
+			     (unsigned long long)c->last_busy_seq, ck_ms(dur),
+			     (unsigned long long)c->stretch_busy, (int)c->last_busy_w, c->last_busy_op,
+			     (long long)c->stuck_bound_ms);
+	else
+		ck_violation(c, INV_LIVENESS, c->last_busy_w, c->last_busy_op, c->last_busy_seq,
+			     -1, 0, c->stretch_seq,
+			     "nobody held the lock from the start (seq %llu) to seq %llu, %.1f ms, "
+			     "while %llu attempts ended busy (last: w%d op %u); bound %lld ms",
+			     (unsigned long long)c->stretch_seq, (unsigned long long)c->last_busy_seq,
+			     ck_ms(dur), (unsigned long long)c->stretch_busy, (int)c->last_busy_w,
+			     c->last_busy_op, (long long)c->stuck_bound_ms);
+}
+
+static void ck_stretch_begin(struct ck *c, const struct jrec *r, int32_t after)
+{
+	c->stretch_open = 1;
+	c->stretch_started = 1;
+	c->stretch_ns = r->ns;
+	c->stretch_seq = r->seq;
+	c->stretch_after = after;
+	c->stretch_busy = 0;
+}
+
+/* End W's hold, if any (release-begin or death); R is the record that ends it. */
+static void ck_hold_end(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+	size_t last;
+
+	if (!s->holding)
+		return;
+	last = c->nholders - 1;
+	c->holders[s->hslot] = c->holders[last];
+	c->w[c->holders[last]].hslot = s->hslot;
+	c->nholders--;
+	s->holding = 0;
+	if (!s->reclaimed) {
+		c->live--;
+		if (c->live == 0)
+			ck_stretch_begin(c, r, (int32_t)w);
+	}
+}
+
+/* liveness (2): an attempt that ends at R.  HOW finishes "the attempt took
+ * N ms and ...": "acquired", "ended busy", "ended in an error". */
+static void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *how)
+{
+	struct ck_worker *s = &c->w[w];
+	int64_t budget = ck_budget(c, w), bound;
+	double took_ms;
+
+	if (!s->attempting)
+		return;
+	s->attempting = 0;
+	if (s->att_reported || budget == LS_NEVER || budget < 0 || budget > INT64_MAX / 4)
+		return;
+	bound = budget + (budget > LIVENESS_GRACE_MS ? budget : LIVENESS_GRACE_MS);
+	took_ms = ck_ms(ck_since(r->ns, s->att_ns)) - (double)s->att_stall_ms;
+	if (took_ms <= (double)bound)
+		return;
+	ck_violation(c, INV_LIVENESS, (int32_t)w, s->att_op, s->att_seq, -1, 0, r->seq,
+		     "w%u's attempt (op %u, seq %llu) took %.1f ms and %s at seq %llu "
+		     "(own stalls excluded: %lld ms); bound %lld ms for a %lld ms wait budget",
+		     w, s->att_op, (unsigned long long)s->att_seq, took_ms, how,
+		     (unsigned long long)r->seq, (long long)s->att_stall_ms, (long long)bound,
+		     (long long)budget);
+}
+
+/* A death or a new incarnation: whatever W was doing is over, unjudged. */
+static void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
+{
+	ck_hold_end(c, w, r);
+	c->w[w].attempting = 0;
+}
+
+static const char *ck_proto(const struct ck *c, unsigned w)
+{
+	return c->in->proto_of ? c->in->proto_of[w] : NULL;
+}
+
+/* W acquired at R: exclusion against every current holder, then W holds.
+ * 0, or -1 on allocation failure. */
+static int ck_acquired(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+	uint64_t start = r->a > 0 ? (uint64_t)r->a : r->ns;
+
+	if (s->attempting && ck_push(&c->wait, ck_since(r->ns, s->att_ns)) < 0)
+		return -1;
+	ck_attempt_end(c, w, r, "acquired");
+	ck_hold_end(c, w, r); /* a hold never released: replaced */
+	if (c->live == 0) {
+		/* somebody holds again: the stretch without a holder is over */
+		ck_stretch_judge(c);
+		c->stretch_open = 0;
+	}
+
+	for (size_t i = 0; i < c->nholders; i++) {
+		unsigned h = c->holders[i];
+		struct ck_worker *hs = &c->w[h];
+		uint64_t age = ck_since(r->ns, hs->hold_start_ns);
+		int64_t stale = ck_stale(c, h);
+		char st[48];
+
+		if (h == w)
+			continue;
+		if (!hs->overlapped) {
+			hs->overlapped = 1;
+			hs->over_by = (int32_t)w;
+			hs->over_op = r->op;
+			hs->over_seq = r->seq;
+			hs->over_age_ns = age;
+			hs->over_legal = 0;
+		}
+		if (hs->reclaimed)
+			continue; /* taken over already: this hold no longer counts */
+		if (ck_past_stale(stale, age)) {
+			/* legal reclaim of a holder past its stale age */
+			hs->reclaimed = 1;
+			if (hs->over_by == (int32_t)w && hs->over_seq == r->seq)
+				hs->over_legal = 1;
+			c->out->reclaims++;
+			c->live--;
+			continue;
+		}
+		ck_stale_text(stale, st, sizeof st);
+		if (ck_proto(c, w) && ck_proto(c, h) && strcmp(ck_proto(c, w), ck_proto(c, h)) != 0)
+			ck_violation(c, INV_EXCLUSION, (int32_t)w, r->op, r->seq, (int32_t)h,
+				     hs->hold_op, hs->hold_seq,
+				     "w%u (%s) acquired (op %u, seq %llu) while w%u (%s) held since "
+				     "seq %llu (op %u, %.1f ms, %s)",
+				     w, ck_proto(c, w), r->op, (unsigned long long)r->seq, h,
+				     ck_proto(c, h), (unsigned long long)hs->hold_seq, hs->hold_op,
+				     ck_ms(age), st);
+		else
+			ck_violation(c, INV_EXCLUSION, (int32_t)w, r->op, r->seq, (int32_t)h,
+				     hs->hold_op, hs->hold_seq,
+				     "w%u acquired (op %u, seq %llu) while w%u held since seq %llu "
+				     "(op %u, %.1f ms, %s)",
+				     w, r->op, (unsigned long long)r->seq, h,
+				     (unsigned long long)hs->hold_seq, hs->hold_op, ck_ms(age), st);
+	}
+
+	s->holding = 1;
+	s->reclaimed = 0;
+	s->overlapped = 0;
+	s->over_by = -1;
+	s->hold_start_ns = start;
+	s->hold_acq_ns = r->ns;
+	s->hold_seq = r->seq;
+	s->hold_op = r->op;
+	s->hslot = c->nholders;
+	c->holders[c->nholders++] = w;
+	c->live++;
+	return 0;
+}
+
+static void ck_commit_begin(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+
+	if (!s->holding || !s->overlapped)
+		return;
+	ck_violation(c, INV_ZOMBIE_WRITE, (int32_t)w, r->op, r->seq, s->over_by, s->over_op,
+		     s->over_seq,
+		     "w%u began a commit of revision %lld (op %u, seq %llu) after w%d acquired "
+		     "its lock at seq %llu (op %u; %s after %.1f ms)",
+		     w, (long long)r->a, r->op, (unsigned long long)r->seq, (int)s->over_by,
+		     (unsigned long long)s->over_seq, s->over_op,
+		     s->over_legal ? "a legal reclaim" : "an overlap", ck_ms(s->over_age_ns));
+}
+
+static int ck_commit(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+	struct ck_commit *k;
+
+	c->out->committed++;
+	s->commits++;
+	if (!c->in->check_state)
+		return 0;
+	if (c->ncommits == c->capcommits) {
+		size_t nc = c->capcommits ? c->capcommits * 2 : 1024;
+		struct ck_commit *nk = realloc(c->commits, nc * sizeof *nk);
+
+		if (!nk)
+			return -1;
+		c->commits = nk;
+		c->capcommits = nc;
+	}
+	k = &c->commits[c->ncommits++];
+	memset(k, 0, sizeof *k);
+	k->rev = r->a;
+	k->seq = r->seq;
+	k->op = r->op;
+	k->worker = w;
+	k->read_rev = s->has_read ? s->read_rev : -2;
+	/* the workload writes (read < 0 ? 0 : read) + 1: a missing file is revision 0 */
+	if (s->has_read)
+		k->bad_read = r->a != (s->read_rev < 0 ? 0 : s->read_rev) + 1;
+	return 0;
+}
+
+static void ck_obj_remove(struct ck *c, unsigned y, const struct jrec *r)
+{
+	int64_t x = r->b, stale;
+	struct ck_worker *xs;
+	uint64_t age;
+	char st[48];
+
+	if (x < 0 || x >= (int64_t)c->in->workers || x == (int64_t)y)
+		return;
+	xs = &c->w[x];
+	if (!xs->holding)
+		return;
+	age = ck_since(r->ns, xs->hold_start_ns);
+	stale = ck_stale(c, (unsigned)x);
+	if (ck_past_stale(stale, age))
+		return; /* a legal reclaim of a holder past its stale age */
+	ck_stale_text(stale, st, sizeof st);
+	ck_violation(c, INV_OWN_RELEASE, (int32_t)y, r->op, r->seq, (int32_t)x, xs->hold_op,
+		     xs->hold_seq,
+		     "w%u removed the lock object w%lld created and still holds (w%u op %u, "
+		     "seq %llu; w%lld held since seq %llu, op %u, held %.1f ms, %s)",
+		     y, (long long)x, y, r->op, (unsigned long long)r->seq, (long long)x,
+		     (unsigned long long)xs->hold_seq, xs->hold_op, ck_ms(age), st);
+}
+
+static void ck_driver(struct ck *c, const struct jrec *r)
+{
+	unsigned v = r->op; /* the victim */
+	struct ck_worker *s;
+
+	if (r->type != EV_KILLED && r->type != EV_LIVENESS)
+		return;
+	if (v >= c->in->workers)
+		return;
+	s = &c->w[v];
+	if (r->type == EV_LIVENESS) {
+		ck_violation(c, INV_LIVENESS, (int32_t)v, s->attempting ? s->att_op : 0,
+			     s->attempting ? s->att_seq : 0, -1, 0, r->seq,
+			     "the watchdog found w%u without progress for %lld ms (budget %lld ms), "
+			     "last point 0x%llx, at seq %llu",
+			     v, (long long)r->b, (long long)r->c, (unsigned long long)r->a,
+			     (unsigned long long)r->seq);
+		s->att_reported = 1; /* do not count the same stuck attempt twice */
+		return;
+	}
+	c->out->kills++;
+	if (r->c == 0 && !s->crash_announced)
+		c->out->crashes++;
+	ck_worker_gone(c, v, r);
+}
+
+/* One worker record; 0, or -1 on allocation failure. */
+static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct check_result *o = c->out;
+	struct ck_worker *s = &c->w[w];
+
+	if (!c->seen_worker_rec || r->ns < c->first_ns)
+		c->first_ns = r->ns;
+	if (!c->seen_worker_rec || r->ns > c->last_ns)
+		c->last_ns = r->ns;
+	if (!c->seen_worker_rec && c->live == 0)
+		ck_stretch_begin(c, r, -1);
+	c->seen_worker_rec = 1;
+
+	switch (r->type) {
+	case EV_ATTEMPT:
+		o->attempts++;
+		s->attempting = 1;
+		s->att_reported = 0;
+		s->att_ns = r->ns;
+		s->att_seq = r->seq;
+		s->att_op = r->op;
+		s->att_stall_ms = 0;
+		break;
+	case EV_ACQUIRED:
+		o->acquired++;
+		if (ck_acquired(c, w, r) < 0)
+			return -1;
+		break;
+	case EV_BUSY:
+		o->busy++;
+		ck_attempt_end(c, w, r, "ended busy");
+		if (c->stretch_open) {
+			c->stretch_busy++;
+			c->last_busy_ns = r->ns;
+			c->last_busy_seq = r->seq;
+			c->last_busy_op = r->op;
+			c->last_busy_w = (int32_t)w;
+		}
+		break;
+	case EV_ACQUIRE_ERROR:
+		o->errors++;
+		ck_attempt_end(c, w, r, "ended in an error");
+		break;
+	case EV_READ:
+		/* only a read that succeeded says what the next commit must write */
+		s->has_read = r->err == 0;
+		s->read_rev = r->a;
+		if (c->in->check_state && r->err == EBADMSG)
+			ck_violation(c, INV_STATE_INTACT, (int32_t)w, r->op, r->seq, -1, 0, 0,
+				     "w%u read a state file that does not parse (op %u, seq %llu)",
+				     w, r->op, (unsigned long long)r->seq);
+		break;
+	case EV_COMMIT_BEGIN:
+		ck_commit_begin(c, w, r);
+		break;
+	case EV_COMMIT:
+		if (ck_commit(c, w, r) < 0)
+			return -1;
+		break;
+	case EV_LOST:
+		o->lost++;
+		break;
+	case EV_WRITE_ERROR:
+		o->errors++;
+		o->write_errors++;
+		break;
+	case EV_RELEASE_BEGIN:
+		if (s->holding && ck_push(&c->hold, ck_since(r->ns, s->hold_acq_ns)) < 0)
+			return -1;
+		ck_hold_end(c, w, r);
+		break;
+	case EV_RELEASED:
+		c->released++;
+		break;
+	case EV_RELEASE_ERROR:
+		o->errors++;
+		break;
+	case EV_FAULT:
+		if (r->a == FK_CRASH) {
+			o->crashes++;
+			s->crash_announced = 1;
+			ck_worker_gone(c, w, r);
+		} else if (r->a == FK_STALL) {
+			o->stalls++;
+			if (s->attempting)
+				s->att_stall_ms += r->c;
+		}
+		break;
+	case EV_WORKER_START:
+		ck_worker_gone(c, w, r);
+		s->has_read = 0;
+		s->crash_announced = 0;
+		break;
+	case EV_WORKER_EXIT:
+		ck_worker_gone(c, w, r);
+		break;
+	case EV_OBJ_REMOVE:
+		ck_obj_remove(c, w, r);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int ck_commit_cmp(const void *a, const void *b)
+{
+	const struct ck_commit *x = *(const struct ck_commit *const *)a;
+	const struct ck_commit *y = *(const struct ck_commit *const *)b;
+
+	if (x->rev != y->rev)
+		return x->rev < y->rev ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* serial-updates: each offending commit once, whether its read or its
+ * revision (shared with an earlier commit) or both are wrong. */
+static int ck_serial(struct ck *c)
+{
+	struct ck_commit **by = NULL;
+	size_t n = c->ncommits;
+
+	if (n) {
+		by = malloc(n * sizeof *by);
+		if (!by)
+			return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		by[i] = &c->commits[i];
+	if (n > 1)
+		qsort(by, n, sizeof *by, ck_commit_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (by[i]->rev != by[i - 1]->rev)
+			continue;
+		by[i]->dup = 1;
+		/* point at the first commit of the revision */
+		by[i]->first = by[i - 1]->dup ? by[i - 1]->first : (size_t)(by[i - 1] - c->commits);
+	}
+	free(by);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ck_commit *k = &c->commits[i];
+
+		if (k->dup) {
+			const struct ck_commit *f = &c->commits[k->first];
+
+			ck_violation(c, INV_SERIAL_UPDATES, (int32_t)k->worker, k->op, k->seq,
+				     (int32_t)f->worker, f->op, f->seq,
+				     "w%u committed revision %lld (op %u, seq %llu), which w%u had "
+				     "already committed (op %u, seq %llu)%s",
+				     k->worker, (long long)k->rev, k->op, (unsigned long long)k->seq,
+				     f->worker, f->op, (unsigned long long)f->seq,
+				     k->bad_read ? "; it had not read revision - 1 either" : "");
+		} else if (k->bad_read) {
+			ck_violation(c, INV_SERIAL_UPDATES, (int32_t)k->worker, k->op, k->seq, -1, 0,
+				     0,
+				     "w%u committed revision %lld (op %u, seq %llu) after reading "
+				     "revision %lld: expected %lld",
+				     k->worker, (long long)k->rev, k->op, (unsigned long long)k->seq,
+				     (long long)k->read_rev,
+				     (long long)((k->read_rev < 0 ? 0 : k->read_rev) + 1));
+		}
+	}
+	return 0;
+}
+
+/* no-lost-writes and the final state's part of state-intact. */
+static int ck_final_state(struct ck *c)
+{
+	const struct check_input *in = c->in;
+	struct update_state st;
+	int parsed = 0;
+	const char *why = NULL;
+
+	memset(&st, 0, sizeof st);
+	st.nworkers = in->workers;
+	if (!in->final_state) {
+		why = "missing";
+		/* a missing state file is only wrong when something was committed */
+		if (c->out->committed)
+			ck_violation(c, INV_STATE_INTACT, -1, 0, 0, -1, 0, 0,
+				     "the final state file is missing after %llu commits",
+				     (unsigned long long)c->out->committed);
+	} else if (update_state_parse(in->final_state, in->final_len, &st) < 0) {
+		if (errno != EBADMSG)
+			return -1;
+		why = "unparseable";
+		ck_violation(c, INV_STATE_INTACT, -1, 0, 0, -1, 0, 0,
+			     "the final state file does not parse (%zu bytes)", in->final_len);
+	} else {
+		parsed = 1;
+		c->out->final_revision = (uint64_t)st.revision;
+	}
+
+	for (unsigned w = 0; w < in->workers; w++) {
+		uint64_t committed = c->w[w].commits, f;
+
+		if (!committed)
+			continue;
+		if (!parsed) {
+			struct check_inv *v = &c->out->inv[INV_NO_LOST_WRITES];
+
+			/* one example per worker, but every commit is lost */
+			ck_violation(c, INV_NO_LOST_WRITES, (int32_t)w, 0, 0, -1, 0, 0,
+				     "w%u committed %llu updates, the final state is %s", w,
+				     (unsigned long long)committed, why);
+			v->violations += committed - 1;
+			continue;
+		}
+		f = st.counts[w] > 0 ? (uint64_t)st.counts[w] : 0;
+		if (f >= committed)
+			continue;
+		ck_violation(c, INV_NO_LOST_WRITES, (int32_t)w, 0, 0, -1, 0, 0,
+			     "w%u committed %llu updates, the final state holds %llu", w,
+			     (unsigned long long)committed, (unsigned long long)f);
+		c->out->inv[INV_NO_LOST_WRITES].violations += committed - f - 1;
+	}
+	update_state_free(&st);
+	return 0;
+}
+
+static void ck_free(struct ck *c)
+{
+	free(c->w);
+	free(c->holders);
+	free(c->wait.v);
+	free(c->hold.v);
+	free(c->commits);
+}
+
+int check_run(const struct check_input *in, struct check_result *out)
+{
+	struct ck c;
+	unsigned nw = in->workers;
+	int64_t max_stale = -1, max_budget = 0;
+	int saved;
+
+	memset(out, 0, sizeof *out);
+	memset(&c, 0, sizeof c);
+	for (int i = 0; i < INV__COUNT; i++) {
+		out->inv[i].name = check_inv_name((enum inv_id)i);
+		out->inv[i].applicable = 1;
+	}
+	if (!in->check_state) {
+		out->inv[INV_NO_LOST_WRITES].applicable = 0;
+		out->inv[INV_SERIAL_UPDATES].applicable = 0;
+		out->inv[INV_STATE_INTACT].applicable = 0;
+	}
+	out->torn_bytes = in->torn_bytes;
+
+	c.in = in;
+	c.out = out;
+	c.w = calloc(nw ? nw : 1, sizeof *c.w);
+	c.holders = calloc(nw ? nw : 1, sizeof *c.holders);
+	if (!c.w || !c.holders)
+		goto out_nomem;
+	c.last_busy_w = -1;
+	c.stretch_after = -1;
+
+	for (unsigned w = 0; w < nw; w++) {
+		int64_t st = ck_stale(&c, w), b = ck_budget(&c, w);
+
+		if (st != LS_NEVER && st > max_stale)
+			max_stale = st;
+		if (b != LS_NEVER && b > max_budget)
+			max_budget = b;
+	}
+	/* liveness (3) needs some stale age to bound how long a leftover lock may stay */
+	c.stuck_on = max_stale >= 0 && max_stale < INT64_MAX / (4 * NS_PER_MS) &&
+		     max_budget < INT64_MAX / (4 * NS_PER_MS);
+	c.stuck_bound_ms = c.stuck_on ? max_stale + max_budget + LIVENESS_GRACE_MS : 0;
+	c.stretch_open = 1; /* nobody holds at the start; started at the first record */
+
+	for (size_t i = 0; i < in->n; i++) {
+		const struct jrec *r = &in->rec[i];
+
+		if (r->worker == JOURNAL_DRIVER) {
+			ck_driver(&c, r);
+			continue;
+		}
+		if (r->worker >= nw)
+			continue; /* not this run's worker */
+		if (ck_record(&c, r->worker, r) < 0)
+			goto out_nomem;
+	}
+
+	/* attempts still open at the end are judged against the last record */
+	if (c.seen_worker_rec) {
+		struct jrec end = { .ns = c.last_ns, .seq = in->n ? in->rec[in->n - 1].seq : 0 };
+
+		for (unsigned w = 0; w < nw; w++)
+			ck_attempt_end(&c, w, &end, "was still waiting when the journal ended");
+	}
+	ck_stretch_judge(&c);
+
+	if (in->check_state) {
+		if (ck_serial(&c) < 0 || ck_final_state(&c) < 0)
+			goto out_nomem;
+	}
+
+	out->ops = in->check_state ? out->committed : c.released;
+	out->elapsed_s = c.seen_worker_rec ? (double)(c.last_ns - c.first_ns) / 1e9 : 0;
+	out->ops_per_s = out->elapsed_s > 0 ? (double)out->ops / out->elapsed_s : 0;
+	ck_dist(&c.wait, &out->wait);
+	ck_dist(&c.hold, &out->hold);
+
+	out->pass = 1;
+	for (int i = 0; i < INV__COUNT; i++)
+		if (out->inv[i].applicable && out->inv[i].violations)
+			out->pass = 0;
+	ck_free(&c);
+	return 0;
+
+out_nomem:
+	saved = errno ? errno : ENOMEM;
+	ck_free(&c);
+	out->pass = 0;
+	errno = saved;
+	return -1;
+}

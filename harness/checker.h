@@ -1,0 +1,86 @@
+/*
+ * checker.h - derive the verdict from journals and final state alone.
+ *
+ * The same function serves the end of `lockstorm run` and `lockstorm check
+ * OUTDIR`, so both print the same verdict.  Input records must be sorted by
+ * seq (journal_read_dir does that).
+ */
+#ifndef LS_CHECKER_H
+#define LS_CHECKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "journal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum inv_id {
+	INV_EXCLUSION,
+	INV_ZOMBIE_WRITE,
+	INV_NO_LOST_WRITES,
+	INV_SERIAL_UPDATES,
+	INV_STATE_INTACT,
+	INV_OWN_RELEASE,
+	INV_LIVENESS,
+	INV__COUNT
+};
+
+#define CHECK_MAX_EXAMPLES 4
+
+struct check_example {
+	char text[320];      /* plain words: "w3 acquired (op 12, seq 881) while w5 held since seq 870 (41 ms)" */
+	int32_t worker[2];   /* -1 when not applicable */
+	uint32_t op[2];
+	uint64_t seq[2];
+};
+
+struct check_inv {
+	const char *name;
+	int applicable;      /* 0: this run's workload cannot exercise it (reported as "n/a") */
+	uint64_t violations;
+	unsigned nex;
+	struct check_example ex[CHECK_MAX_EXAMPLES];
+};
+
+struct check_input {
+	const struct jrec *rec;   /* sorted by seq */
+	size_t n;
+	unsigned workers;
+	const int64_t *stale_ms;  /* per worker: the protocol's stale age (scaled), LS_NEVER if none */
+	const int64_t *budget_ms; /* per worker: the protocol's wait budget (scaled) */
+	const char *const *proto_of; /* per worker: protocol name (for examples); may be NULL */
+	int check_state;          /* the workload keeps a state file (update) */
+	const char *final_state;  /* its bytes at the end; NULL if missing */
+	size_t final_len;
+	size_t torn_bytes;        /* from the journal reader */
+};
+
+struct dist {
+	double p50, p99, max; /* ms */
+	uint64_t n;
+};
+
+struct check_result {
+	struct check_inv inv[INV__COUNT];
+	uint64_t attempts, acquired, committed, busy, errors, lost, crashes, stalls, reclaims, kills;
+	uint64_t write_errors;
+	uint64_t ops;          /* completed ops: commits (update) or releases (hold) */
+	double elapsed_s;      /* first to last worker record */
+	double ops_per_s;
+	struct dist wait, hold;
+	uint64_t final_revision; /* update */
+	size_t torn_bytes;
+	int pass;              /* 1 only when every applicable invariant held */
+};
+
+const char *check_inv_name(enum inv_id id);
+/* 0 ok; -1 only on allocation failure. */
+int check_run(const struct check_input *in, struct check_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

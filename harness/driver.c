@@ -1,0 +1,708 @@
+/*
+ * driver.c - fork, supervise, stop, check (see driver.h).
+ *
+ * Safety of the harness itself: it creates and removes files only inside a
+ * work directory it made (mkdtemp) or one the user named and that carries
+ * its marker file; it never leaves a worker behind (every worker joins one
+ * process group and gets PR_SET_PDEATHSIG; the driver SIGKILLs stragglers and
+ * reaps every child before it returns).
+ */
+#include "driver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../faults/fsx.h"
+#include "../workloads/workload.h"
+#include "arena.h"
+#include "journal.h"
+#include "report.h"
+#include "runcfg.h"
+
+#define WORK_MARKER ".lockstorm-owned"
+#define OUT_MARKER ".lockstorm-out"
+#define WATCHDOG_MARGIN_MS 2000
+
+struct slot {
+	pid_t pid;            /* 0: not running */
+	unsigned incarnation;
+	int watchdog_killed;
+	int exited;           /* left on its own after stop */
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted++;
+}
+
+static int64_t mono_ms(void)
+{
+	return fsx_mono_ns() / 1000000;
+}
+
+static void say(const struct run_config *cfg, const char *fmt, ...)
+{
+	if (cfg->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- directories ---- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static int rm_tree(const char *path)
+{
+	return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static int dir_is_empty(const char *path, const char *except)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int empty = 1;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (except && !strcmp(de->d_name, except)))
+			continue;
+		empty = 0;
+		break;
+	}
+	closedir(d);
+	return empty;
+}
+
+static int has_marker(const char *dir, const char *marker)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/%s", dir, marker);
+	return access(p, F_OK) == 0;
+}
+
+static int put_marker(const char *dir, const char *marker)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/%s", dir, marker);
+	int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	dprintf(fd, "made by lockstorm (pid %d); lockstorm may remove what it made here\n", (int)getpid());
+	close(fd);
+	return 0;
+}
+
+/* A directory we may write into: made fresh, or empty, or already ours. */
+static int claim_dir(const char *dir, const char *marker, const char *what, char *why, size_t len)
+{
+	if (mkdir(dir, 0777) == 0)
+		return put_marker(dir, marker);
+	if (errno != EEXIST) {
+		snprintf(why, len, "%s %s: %s", what, dir, strerror(errno));
+		return -1;
+	}
+	int empty = dir_is_empty(dir, NULL);
+	if (empty < 0) {
+		snprintf(why, len, "%s %s: %s", what, dir, strerror(errno));
+		return -1;
+	}
+	if (!empty && !has_marker(dir, marker)) {
+		snprintf(why, len, "%s %s is not empty and not marked as lockstorm's (%s): refusing to use it",
+			 what, dir, marker);
+		return -1;
+	}
+	return put_marker(dir, marker);
+}
+
+static int make_temp_dir(char *out, size_t len, const char *prefix)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	snprintf(out, len, "%s/%s.XXXXXX", base, prefix);
+	return mkdtemp(out) ? 0 : -1;
+}
+
+static int prepare_dirs(struct run_config *cfg, char *why, size_t len)
+{
+	if (!cfg->workdir[0]) {
+		if (make_temp_dir(cfg->workdir, sizeof cfg->workdir, "lockstorm-work")) {
+			snprintf(why, len, "cannot make a work directory: %s", strerror(errno));
+			return -1;
+		}
+		cfg->workdir_ours = 1;
+		put_marker(cfg->workdir, WORK_MARKER);
+	} else if (claim_dir(cfg->workdir, WORK_MARKER, "work directory", why, len)) {
+		return -1;
+	}
+	if (!cfg->outdir[0]) {
+		if (make_temp_dir(cfg->outdir, sizeof cfg->outdir, "lockstorm-out")) {
+			snprintf(why, len, "cannot make an output directory: %s", strerror(errno));
+			return -1;
+		}
+		cfg->outdir_temp = 1;
+	} else if (claim_dir(cfg->outdir, OUT_MARKER, "output directory", why, len)) {
+		return -1;
+	}
+	/* Leftovers of an earlier run in a marked directory are ours to clear. */
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/store", cfg->workdir);
+	rm_tree(p);
+	snprintf(p, sizeof p, "%s/journal", cfg->outdir);
+	rm_tree(p);
+	if (mkdir(p, 0777) != 0) {
+		snprintf(why, len, "cannot make %s: %s", p, strerror(errno));
+		return -1;
+	}
+	snprintf(p, sizeof p, "%s/final-state.json", cfg->outdir);
+	unlink(p);
+	return 0;
+}
+
+static void cleanup_dirs(const struct run_config *cfg)
+{
+	char p[PATH_MAX + 64];
+	if (!cfg->keep) {
+		if (cfg->workdir_ours) {
+			rm_tree(cfg->workdir);
+		} else {
+			snprintf(p, sizeof p, "%s/store", cfg->workdir);
+			rm_tree(p);
+		}
+	}
+	if (cfg->outdir_temp)
+		rm_tree(cfg->outdir);
+}
+
+/* ---- workers ---- */
+
+struct supervisor {
+	struct run_config *cfg;
+	struct arena *arena;
+	struct slot *slot;
+	pid_t pgid;
+	pid_t driver_pid;
+	char state_file[PATH_MAX];
+	struct journal dj;     /* the driver's own journal */
+	int64_t *budget_ms;    /* per worker: wait budget + margin */
+	int64_t *stale_ms;
+	sigset_t oldmask;
+};
+
+static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned incarnation)
+{
+	const struct run_config *cfg = sv->cfg;
+	sigprocmask(SIG_SETMASK, &sv->oldmask, NULL);
+	signal(SIGINT, SIG_IGN);   /* the driver decides when workers stop */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+
+	static struct worker w; /* big (struct lock): keep it off the stack */
+	memset(&w, 0, sizeof w);
+	w.id = id;
+	w.incarnation = incarnation;
+	w.pid = (int)getpid();
+	w.arena = sv->arena;
+	w.cfg = cfg;
+	w.wparam = cfg->wvals;
+	snprintf(w.state_file, sizeof w.state_file, "%s", sv->state_file);
+	prng_seed(&w.rng, cfg->seed, id, incarnation);
+
+	char jpath[PATH_MAX + 64];
+	snprintf(jpath, sizeof jpath, "%s/journal/w%04u.bin", cfg->outdir, id);
+	if (journal_open(&w.journal, jpath, id) != 0)
+		_exit(3);
+	unsigned slot = cfg_proto_slot(cfg, id);
+	lock_setup(&w.lock, cfg->proto[slot], w.state_file, cfg->pvals[slot], id, &w.rng);
+	if (w.lock.ops->init(&w.lock) != 0)
+		_exit(3);
+
+	struct fsx_binding b = {
+		.worker = id,
+		.journal = &w.journal,
+		.arena = sv->arena,
+		.faults = &cfg->faults,
+		.fstate = &w.fstate,
+		.rng = &w.rng,
+		.lock_path = w.lock.path,
+		.stale_ms = w.lock.ops->stale_ms(&w.lock),
+		.op = &w.op,
+		.trace = cfg->trace,
+	};
+	fsx_bind(&b);
+	struct arena_worker *aw = &sv->arena->w[id];
+	atomic_store(&aw->progress_ns, fsx_mono_ns());
+	worker_log(&w, EV_WORKER_START, 0, incarnation, 0, 0);
+	if (incarnation == 0)
+		arena_wait_go(sv->arena);
+	while (arena_claim_op(sv->arena)) {
+		w.op = atomic_fetch_add(&aw->next_op, 1);
+		if (cfg->workload->op(&w) != 0)
+			break;
+	}
+	worker_log(&w, EV_WORKER_EXIT, 0, 0, 0, 0);
+	_exit(0);
+}
+
+static int spawn(struct supervisor *sv, unsigned id, unsigned incarnation)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != sv->driver_pid) /* the driver died before we got here */
+			_exit(3);
+		if (setpgid(0, sv->pgid) != 0)
+			setpgid(0, 0);
+		worker_main(sv, id, incarnation);
+	}
+	/* Both sides set the group, so it is right whichever runs first. */
+	if (setpgid(pid, sv->pgid) != 0 && setpgid(pid, pid) == 0)
+		sv->pgid = pid;
+	if (!sv->pgid)
+		sv->pgid = pid;
+	sv->slot[id].pid = pid;
+	sv->slot[id].incarnation = incarnation;
+	atomic_store(&sv->arena->w[id].pid, pid);
+	atomic_store(&sv->arena->w[id].incarnation, incarnation);
+	atomic_store(&sv->arena->w[id].progress_ns, fsx_mono_ns());
+	return 0;
+}
+
+static int find_slot(const struct supervisor *sv, pid_t pid)
+{
+	for (unsigned i = 0; i < sv->cfg->workers; i++)
+		if (sv->slot[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+/* Reap whatever has ended; journal deaths; respawn when asked. Returns live count. */
+static unsigned reap(struct supervisor *sv, int stopping)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		int id = find_slot(sv, pid);
+		if (id < 0)
+			continue;
+		struct slot *s = &sv->slot[id];
+		s->pid = 0;
+		atomic_store(&sv->arena->w[id].pid, 0);
+		arena_hold_leave(sv->arena, (unsigned)id);
+		if (WIFSIGNALED(status)) {
+			journal_log(&sv->dj, EV_KILLED, (uint32_t)id, 0, WTERMSIG(status), pid, s->watchdog_killed);
+			if (sv->cfg->respawn && !stopping) {
+				s->watchdog_killed = 0;
+				spawn(sv, (unsigned)id, s->incarnation + 1);
+			}
+		} else {
+			s->exited = 1;
+		}
+	}
+	unsigned live = 0;
+	for (unsigned i = 0; i < sv->cfg->workers; i++)
+		live += sv->slot[i].pid != 0;
+	return live;
+}
+
+/* A worker that shows no progress for longer than its budget, with no stall
+ * or hold of its own or any announced stall elsewhere to excuse it, is a
+ * liveness violation: report it with its last step, and kill it. */
+static void watchdog(struct supervisor *sv, int64_t extra_ms)
+{
+	int64_t now = fsx_mono_ns();
+	int64_t global_excuse = atomic_load(&sv->arena->stall_until_ns);
+	for (unsigned i = 0; i < sv->cfg->workers; i++) {
+		struct slot *s = &sv->slot[i];
+		if (!s->pid || s->watchdog_killed)
+			continue;
+		struct arena_worker *aw = &sv->arena->w[i];
+		int64_t since = atomic_load(&aw->progress_ns);
+		int64_t excuse = atomic_load(&aw->excuse_ns);
+		if (excuse > since)
+			since = excuse;
+		if (global_excuse > since)
+			since = global_excuse;
+		int64_t quiet_ms = (now - since) / 1000000;
+		if (quiet_ms <= sv->budget_ms[i] + extra_ms)
+			continue;
+		journal_log(&sv->dj, EV_LIVENESS, i, 0, (int64_t)atomic_load(&aw->last_point), quiet_ms,
+			    sv->budget_ms[i]);
+		s->watchdog_killed = 1;
+		kill(s->pid, SIGKILL);
+	}
+}
+
+static void status_line(struct supervisor *sv, int64_t elapsed_ms, uint64_t *last_ops, int64_t *last_ms)
+{
+	uint64_t ops = 0, viol = atomic_load(&sv->arena->breaches);
+	for (unsigned i = 0; i < sv->cfg->workers; i++)
+		ops += atomic_load(&sv->arena->w[i].acquired);
+	double rate = elapsed_ms > *last_ms ? (double)(ops - *last_ops) * 1000.0 / (double)(elapsed_ms - *last_ms) : 0;
+	*last_ops = ops;
+	*last_ms = elapsed_ms;
+	fprintf(stderr, "\r  %6.1fs  %9llu acquired  %9.0f/s  %llu double holders seen so far   ",
+		(double)elapsed_ms / 1000.0, (unsigned long long)ops, rate, (unsigned long long)viol);
+}
+
+static void kill_all(struct supervisor *sv)
+{
+	for (unsigned i = 0; i < sv->cfg->workers; i++)
+		if (sv->slot[i].pid)
+			kill(sv->slot[i].pid, SIGKILL);
+	if (sv->pgid)
+		kill(-sv->pgid, SIGKILL);
+}
+
+static int wait_sigchld(const sigset_t *set, int64_t ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	return sigtimedwait(set, NULL, &ts);
+}
+
+static int supervise(struct supervisor *sv)
+{
+	struct run_config *cfg = sv->cfg;
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+
+	for (unsigned i = 0; i < cfg->workers; i++) {
+		if (spawn(sv, i, 0) != 0) {
+			fprintf(stderr, "lockstorm: fork worker %u: %s\n", i, strerror(errno));
+			kill_all(sv);
+			return -1;
+		}
+	}
+	/* Start barrier: every worker set up, then all go at once. */
+	while (atomic_load(&sv->arena->ready) < cfg->workers) {
+		if (reap(sv, 0) < cfg->workers && !cfg->respawn) {
+			fprintf(stderr, "lockstorm: a worker died before the start\n");
+			kill_all(sv);
+			return -1;
+		}
+		wait_sigchld(&chld, 5);
+	}
+	journal_log(&sv->dj, EV_WORKER_START, 0, 0, 0, 0, 0);
+	arena_go(sv->arena);
+
+	int tty = isatty(STDERR_FILENO) && !cfg->quiet;
+	int64_t start = mono_ms(), last_status = start, last_ms = 0;
+	uint64_t last_ops = 0;
+	int64_t extra = WATCHDOG_MARGIN_MS + (int64_t)cfg->workers * 2;
+	for (;;) {
+		wait_sigchld(&chld, 50);
+		reap(sv, 0);
+		int64_t now = mono_ms();
+		watchdog(sv, extra);
+		if (tty && now - last_status >= 500) {
+			status_line(sv, now - start, &last_ops, &last_ms);
+			last_status = now;
+		}
+		if (interrupted || atomic_load(&sv->arena->stop) ||
+		    (cfg->duration_ms && now - start >= cfg->duration_ms))
+			break;
+	}
+	atomic_store(&sv->arena->stop, 1);
+	journal_log(&sv->dj, EV_STOP, 0, 0, interrupted, 0, 0);
+	if (tty)
+		fprintf(stderr, "\r%80s\r", "");
+
+	/* Grace: each worker finishes its op; the watchdog still judges them. */
+	int64_t max_budget = 0;
+	for (unsigned i = 0; i < cfg->workers; i++)
+		if (sv->budget_ms[i] > max_budget)
+			max_budget = sv->budget_ms[i];
+	int64_t deadline = mono_ms() + max_budget + extra + 1000;
+	while (reap(sv, 1) > 0) {
+		int64_t stall_end = atomic_load(&sv->arena->stall_until_ns) / 1000000;
+		if (mono_ms() > deadline && mono_ms() > stall_end + extra) {
+			kill_all(sv);
+			break;
+		}
+		if (interrupted > 1) {
+			kill_all(sv);
+			break;
+		}
+		watchdog(sv, extra);
+		wait_sigchld(&chld, 50);
+	}
+	while (reap(sv, 1) > 0) /* after kill_all: collect every last one */
+		wait_sigchld(&chld, 20);
+	return 0;
+}
+
+/* ---- checking ---- */
+
+int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
+		   unsigned *files, char *why, size_t len)
+{
+	struct jrec *rec = NULL;
+	size_t n = 0, torn = 0;
+	if (journal_read_dir(outdir, &rec, &n, &torn, files) != 0) {
+		snprintf(why, len, "cannot read journals in %s/journal: %s", outdir, strerror(errno));
+		return -1;
+	}
+	int64_t *stale = calloc(cfg->workers, sizeof *stale);
+	int64_t *budget = calloc(cfg->workers, sizeof *budget);
+	const char **proto_of = calloc(cfg->workers, sizeof *proto_of);
+	char *final = NULL;
+	size_t final_len = 0;
+	int rc = -1;
+	if (!stale || !budget || !proto_of) {
+		snprintf(why, len, "out of memory");
+		goto out;
+	}
+	for (unsigned i = 0; i < cfg->workers; i++) {
+		stale[i] = runcfg_stale_ms(cfg, i);
+		budget[i] = runcfg_budget_ms(cfg, i);
+		proto_of[i] = cfg->proto[cfg_proto_slot(cfg, i)]->name;
+	}
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/final-state.json", outdir);
+	FILE *f = fopen(p, "rb");
+	if (f) {
+		size_t cap = 0;
+		for (;;) {
+			if (final_len == cap) {
+				cap = cap ? cap * 2 : 65536;
+				char *g = realloc(final, cap + 1);
+				if (!g)
+					break;
+				final = g;
+			}
+			size_t got = fread(final + final_len, 1, cap - final_len, f);
+			final_len += got;
+			if (got == 0)
+				break;
+		}
+		fclose(f);
+		if (final)
+			final[final_len] = '\0';
+	}
+	struct check_input in = {
+		.rec = rec,
+		.n = n,
+		.workers = cfg->workers,
+		.stale_ms = stale,
+		.budget_ms = budget,
+		.proto_of = proto_of,
+		.check_state = (cfg->workload->flags & WL_CHECK_STATE) != 0,
+		.final_state = final,
+		.final_len = final_len,
+		.torn_bytes = torn,
+	};
+	if (check_run(&in, res) != 0) {
+		snprintf(why, len, "checker: %s", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(final);
+	free(proto_of);
+	free(budget);
+	free(stale);
+	free(rec);
+	return rc;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	char buf[65536];
+	ssize_t r;
+	int rc = 0;
+	while ((r = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)r) != r) {
+			rc = -1;
+			break;
+		}
+	if (r < 0)
+		rc = -1;
+	close(in);
+	close(out);
+	return rc;
+}
+
+static void finish_report(const struct run_config *cfg, const struct check_result *res, const char *outdir,
+			  int write_outdir_json)
+{
+	if (cfg->quiet)
+		report_print_verdict(stdout, res);
+	else
+		report_print_text(stdout, cfg, res);
+	if (write_outdir_json) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/report.json", outdir);
+		if (report_write_json(p, cfg, res) != 0)
+			fprintf(stderr, "lockstorm: cannot write %s: %s\n", p, strerror(errno));
+	}
+	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res) != 0)
+		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->json_path, strerror(errno));
+}
+
+int driver_run(struct run_config *cfg)
+{
+	char why[512];
+	if (prepare_dirs(cfg, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		cleanup_dirs(cfg);
+		return 2;
+	}
+	struct supervisor sv;
+	memset(&sv, 0, sizeof sv);
+	sv.cfg = cfg;
+	sv.driver_pid = getpid();
+	snprintf(sv.state_file, sizeof sv.state_file, "%s/store/state.json", cfg->workdir);
+	int rc = 3;
+
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/run.json", cfg->outdir);
+	if (runcfg_save(cfg, p) != 0) {
+		fprintf(stderr, "lockstorm: cannot write %s\n", p);
+		goto out_dirs;
+	}
+	if (cfg->workload->setup(cfg, sv.state_file) != 0) {
+		fprintf(stderr, "lockstorm: workload setup: %s\n", strerror(errno));
+		goto out_dirs;
+	}
+	sv.arena = arena_create(cfg->workers);
+	sv.slot = calloc(cfg->workers, sizeof *sv.slot);
+	sv.budget_ms = calloc(cfg->workers, sizeof *sv.budget_ms);
+	sv.stale_ms = calloc(cfg->workers, sizeof *sv.stale_ms);
+	if (!sv.arena || !sv.slot || !sv.budget_ms || !sv.stale_ms) {
+		fprintf(stderr, "lockstorm: cannot set up the shared arena: %s\n", strerror(errno));
+		goto out_mem;
+	}
+	sv.arena->ops_limit = cfg->ops;
+	for (unsigned i = 0; i < cfg->workers; i++) {
+		sv.budget_ms[i] = runcfg_budget_ms(cfg, i);
+		sv.stale_ms[i] = runcfg_stale_ms(cfg, i);
+	}
+	snprintf(p, sizeof p, "%s/journal/driver.bin", cfg->outdir);
+	if (journal_open(&sv.dj, p, JOURNAL_DRIVER) != 0) {
+		fprintf(stderr, "lockstorm: cannot open %s: %s\n", p, strerror(errno));
+		goto out_mem;
+	}
+
+	/* SIGCHLD is taken synchronously (sigtimedwait); ^C asks for a clean stop. */
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &sv.oldmask);
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	if (!cfg->quiet) {
+		say(cfg, "lockstorm: %u workers, %s", cfg->workers, cfg->proto[0]->name);
+		for (unsigned i = 1; i < cfg->nproto; i++)
+			say(cfg, ",%s", cfg->proto[i]->name);
+		say(cfg, " / %s, ", cfg->workload->name);
+		if (cfg->duration_ms)
+			say(cfg, "%.1fs", (double)cfg->duration_ms / 1000.0);
+		else
+			say(cfg, "%llu ops", (unsigned long long)cfg->ops);
+		say(cfg, ", work dir %s\n", cfg->workdir);
+	}
+	int sup = supervise(&sv);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigprocmask(SIG_SETMASK, &sv.oldmask, NULL);
+	journal_close(&sv.dj);
+	if (sup != 0)
+		goto out_mem;
+
+	snprintf(p, sizeof p, "%s/final-state.json", cfg->outdir);
+	if (copy_file(sv.state_file, p) != 0 && errno != ENOENT)
+		fprintf(stderr, "lockstorm: cannot keep the final state: %s\n", strerror(errno));
+
+	struct check_result res;
+	unsigned files = 0;
+	if (driver_verdict(cfg, cfg->outdir, &res, &files, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		goto out_mem;
+	}
+	finish_report(cfg, &res, cfg->outdir, !cfg->outdir_temp);
+	if (!cfg->quiet && !cfg->outdir_temp)
+		fprintf(stderr, "lockstorm: journals, final state and report.json kept in %s\n", cfg->outdir);
+	rc = res.pass ? 0 : 1;
+	if (interrupted)
+		fprintf(stderr, "lockstorm: interrupted; the verdict covers the run until then\n");
+out_mem:
+	free(sv.stale_ms);
+	free(sv.budget_ms);
+	free(sv.slot);
+	arena_destroy(sv.arena);
+out_dirs:
+	cleanup_dirs(cfg);
+	return rc;
+}
+
+int driver_check(const char *outdir, int quiet, const char *json_path)
+{
+	static struct run_config cfg;
+	char why[512], p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/run.json", outdir);
+	if (access(p, F_OK) != 0) {
+		fprintf(stderr, "lockstorm: %s has no run.json: not a kept run (use run -o OUTDIR)\n", outdir);
+		return 2;
+	}
+	if (runcfg_load(&cfg, p, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		return 2;
+	}
+	snprintf(cfg.outdir, sizeof cfg.outdir, "%s", outdir);
+	cfg.quiet = quiet;
+	if (json_path)
+		snprintf(cfg.json_path, sizeof cfg.json_path, "%s", json_path);
+	struct check_result res;
+	unsigned files = 0;
+	if (driver_verdict(&cfg, outdir, &res, &files, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		return 2;
+	}
+	if (files == 0) {
+		fprintf(stderr, "lockstorm: no journals in %s/journal\n", outdir);
+		return 2;
+	}
+	finish_report(&cfg, &res, outdir, 0);
+	return res.pass ? 0 : 1;
+}

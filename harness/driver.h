@@ -1,0 +1,36 @@
+/*
+ * driver.h - `lockstorm run`: set up the directories, fork and supervise the
+ * workers, stop them, then check and report.
+ *
+ * Lifecycle of one run:
+ *
+ *   workdir + outdir ready -> arena -> fork N workers (own process group,
+ *   PR_SET_PDEATHSIG) -> barrier -> supervise (reap, respawn, watchdog,
+ *   status line) until the duration or op budget is spent -> stop flag ->
+ *   grace period -> SIGKILL stragglers -> final state kept -> checker ->
+ *   report -> workdir and temporary outdir removed.
+ */
+#ifndef LS_DRIVER_H
+#define LS_DRIVER_H
+
+#include "checker.h"
+#include "config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Returns the process exit code: 0 pass, 1 violation, 2 bad input, 3 harness failure. */
+int driver_run(struct run_config *cfg);
+
+/* `lockstorm check OUTDIR`: the same verdict from the kept files alone. */
+int driver_check(const char *outdir, int quiet, const char *json_path);
+
+/* Load journals + final state of OUTDIR and run the checker (used by both). */
+int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
+		   unsigned *files, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

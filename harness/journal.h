@@ -1,0 +1,113 @@
+/*
+ * journal.h - per-worker binary event journals.
+ *
+ * One file per worker (journal/w0000.bin ...), plus driver.bin for what the
+ * driver observes (kills, watchdog verdicts).  Every record is a fixed 64-byte
+ * struct written with ONE write(2) on an O_APPEND descriptor, so a SIGKILL
+ * loses nothing that was already recorded.  A record carries a checksum; a
+ * reader stops at the first short or corrupt record (a torn tail) and says
+ * how many bytes it skipped.
+ *
+ * Calling sequence:
+ *   journal_open(&j, path, worker)   -> 0, or -1 with errno
+ *   journal_log(&j, type, op, err, a, b, c)  (sequence and time taken inside)
+ *   journal_close(&j)
+ * Readers:
+ *   journal_read_file(path, &recs, &n, &torn_bytes) -> 0 / -1 errno
+ *   journal_read_dir(outdir, &recs, &n, &torn_total) -> all journals, sorted by seq
+ */
+#ifndef LS_JOURNAL_H
+#define LS_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ev_type {
+	EV_NONE = 0,
+	EV_ATTEMPT,        /* a: attempt number within the op (0 first) */
+	EV_ACQUIRED,       /* a: ns the hold started (creation of its lock object, else now) */
+	EV_BUSY,           /* acquire gave up within its own budget */
+	EV_ACQUIRE_ERROR,  /* err: errno raised by acquire */
+	EV_READ,           /* a: revision read (-1 missing), b: own count read; err EBADMSG = unparseable */
+	EV_COMMIT_BEGIN,   /* a: revision about to be written, b: own count (just before rename) */
+	EV_COMMIT,         /* a: revision written, b: own count written (rename returned 0) */
+	EV_LOST,           /* held() said no: nothing written */
+	EV_WRITE_ERROR,    /* err: errno of tmp write or rename */
+	EV_RELEASE_BEGIN,
+	EV_RELEASED,
+	EV_RELEASE_ERROR,  /* err */
+	EV_FAULT,          /* a: fault kind, b: point hash, c: duration ms (stall) */
+	EV_STEP,           /* trace only. a: point hash, b: fsx op, c: result (0 or errno) */
+	EV_APPEND,         /* a: sequence number appended */
+	EV_WORKER_START,   /* a: incarnation */
+	EV_WORKER_EXIT,    /* a: exit status */
+	EV_OBJ_CREATE,     /* a lock object was created. a: inode, b: dev */
+	EV_OBJ_REMOVE,     /* a lock object was removed. a: inode, b: creator worker (-1 unknown), c: creator's create seq */
+	/* Driver records carry worker = JOURNAL_DRIVER; for EV_KILLED and
+	 * EV_LIVENESS the victim worker's id is in `op`. */
+	EV_KILLED,         /* driver: worker was killed/died. op: victim, a: signal, b: worker pid, c: 1 if by watchdog */
+	EV_LIVENESS,       /* driver: watchdog fired. op: victim, a: last point hash, b: ms without progress, c: budget ms */
+	EV_STOP,           /* driver: stop flag raised (end of run) */
+	EV__COUNT
+};
+
+#define JOURNAL_MAGIC 0x4c53u /* "LS" */
+#define JOURNAL_DRIVER 0xffffu /* worker id of the driver's own journal */
+
+struct jrec {
+	uint16_t type;
+	uint16_t worker;
+	int32_t pid;
+	uint32_t op;      /* the worker's op number (0-based, continues across respawns) */
+	int32_t err;      /* errno, 0 if none */
+	uint64_t seq;     /* global sequence from the shared arena: a total order */
+	uint64_t ns;      /* CLOCK_MONOTONIC */
+	int64_t a, b, c;  /* payload, per type (see enum ev_type) */
+	uint16_t magic;
+	uint16_t pad;
+	uint32_t check;   /* checksum of the bytes before it */
+};
+
+struct journal {
+	int fd;
+	uint16_t worker;
+	int32_t pid;
+};
+
+const char *journal_type_name(int type);
+int journal_type_from_name(const char *name);
+
+int journal_open(struct journal *j, const char *path, unsigned worker);
+void journal_close(struct journal *j);
+/* Write one record; seq and ns are taken here.  Returns the record's seq. */
+uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
+		     int64_t a, int64_t b, int64_t c);
+/* Write a fully formed record (seq/ns already set); checksum is filled in. */
+int journal_write(struct journal *j, struct jrec *r);
+
+uint32_t journal_checksum(const struct jrec *r);
+int journal_valid(const struct jrec *r);
+
+/* Read one journal file; stops at the first invalid record. *torn gets the
+ * number of trailing bytes that were not a whole valid record. */
+int journal_read_file(const char *path, struct jrec **out, size_t *n, size_t *torn);
+/* Read every *.bin under DIR/journal, merge, sort by seq. */
+int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
+		     unsigned *files);
+
+/* Print one record as a JSON line. */
+void journal_print_json(FILE *f, const struct jrec *r);
+
+/* The sequence source: journal_log uses this; the arena installs it. */
+extern uint64_t (*journal_next_seq)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,419 @@
+/*
+ * runcfg.c - `lockstorm run` options, parameters and run.json (see runcfg.h).
+ */
+#include "runcfg.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../faults/fsx.h"
+#include "../workloads/workload.h"
+
+const char runcfg_run_usage[] =
+	"usage: lockstorm run [options]\n"
+	"  -p, --protocol P[,P..]  protocol revision(s); several make a mixed fleet (default mkdir-owner)\n"
+	"  -w, --workload W        update | hold (default update)\n"
+	"  -n, --workers N         worker processes, 1..4096 (default 8)\n"
+	"  -d, --duration D        run time: 500ms, 5s, 2m (default 5s)\n"
+	"      --ops N             stop after N operations in all (instead of -d)\n"
+	"      --fault SPEC        stall@POINT:p=P,for=300ms|1.5stale  crash@POINT:p=P  (repeatable;\n"
+	"                          keys p, nth, once, for, workers; POINT may end in *)\n"
+	"      --time-scale F      multiply every protocol time constant by F (default 1)\n"
+	"      --param K=V         set a protocol or workload parameter (repeatable; see `lockstorm list`)\n"
+	"  -s, --seed S            run seed: same seed, same fault decisions (default 1)\n"
+	"      --respawn           restart a worker that crashed\n"
+	"      --dir DIR           work directory (default: a fresh one under $TMPDIR or /tmp, removed after)\n"
+	"  -o, --out OUTDIR        keep journals, final state and report.json here\n"
+	"      --json FILE         write the JSON report (schema lockstorm-report/1)\n"
+	"      --keep              keep the work directory\n"
+	"      --trace             journal every fsx call and point (EV_STEP records)\n"
+	"  -q, --quiet             only the verdict line\n"
+	"  -v, --verbose           more detail in the summary\n"
+	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
+
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void runcfg_defaults(struct run_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->proto[0] = &mkdir_owner_ops;
+	cfg->nproto = 1;
+	cfg->workload = &update_workload;
+	cfg->workers = 8;
+	cfg->duration_ms = 5000;
+	cfg->seed = 1;
+	cfg->time_scale = 1.0;
+}
+
+int64_t runcfg_parse_duration(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	double mult;
+	if (!*end || !strcmp(end, "s"))
+		mult = 1000;
+	else if (!strcmp(end, "ms"))
+		mult = 1;
+	else if (!strcmp(end, "m"))
+		mult = 60000;
+	else if (!strcmp(end, "h"))
+		mult = 3600000;
+	else
+		return -1;
+	return (int64_t)(v * mult + 0.5);
+}
+
+static int set_protocols(struct run_config *cfg, const char *list, char *why, size_t len)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", list);
+	cfg->nproto = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct lock_ops *ops = lock_find(t);
+		if (!ops) {
+			char names[512];
+			lock_names(names, sizeof names);
+			return fail(why, len, "unknown protocol '%s' (known: %s)", t, names);
+		}
+		if (cfg->nproto == CFG_MAX_PROTOS)
+			return fail(why, len, "at most %d protocols in one run", CFG_MAX_PROTOS);
+		cfg->proto[cfg->nproto++] = ops;
+	}
+	if (!cfg->nproto)
+		return fail(why, len, "-p needs a protocol name");
+	return 0;
+}
+
+static int set_workload(struct run_config *cfg, const char *name, char *why, size_t len)
+{
+	cfg->workload = workload_find(name);
+	if (!cfg->workload) {
+		char names[256];
+		workload_names(names, sizeof names);
+		return fail(why, len, "unknown workload '%s' (known: %s)", name, names);
+	}
+	return 0;
+}
+
+static int parse_u64_arg(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
+	OPT_KEEP, OPT_TRACE, OPT_FAULTS,
+};
+
+int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_t len)
+{
+	static const struct option longopts[] = {
+		{ "protocol", required_argument, NULL, 'p' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "workers", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "ops", required_argument, NULL, OPT_OPS },
+		{ "fault", required_argument, NULL, OPT_FAULT },
+		{ "faults", required_argument, NULL, OPT_FAULTS },
+		{ "time-scale", required_argument, NULL, OPT_TIME_SCALE },
+		{ "param", required_argument, NULL, OPT_PARAM },
+		{ "seed", required_argument, NULL, 's' },
+		{ "respawn", no_argument, NULL, OPT_RESPAWN },
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "out", required_argument, NULL, 'o' },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "keep", no_argument, NULL, OPT_KEEP },
+		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int saw_d = 0, saw_ops = 0;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":p:w:n:d:s:o:qvh", longopts, NULL)) != -1) {
+		uint64_t u;
+		switch (c) {
+		case 'p':
+			if (set_protocols(cfg, optarg, why, len))
+				return -1;
+			break;
+		case 'w':
+			if (set_workload(cfg, optarg, why, len))
+				return -1;
+			break;
+		case 'n':
+			if (parse_u64_arg(optarg, &u) || u < 1 || u > CFG_MAX_WORKERS)
+				return fail(why, len, "-n %s: want a worker count from 1 to %d", optarg, CFG_MAX_WORKERS);
+			cfg->workers = (unsigned)u;
+			break;
+		case 'd': {
+			int64_t ms = runcfg_parse_duration(optarg);
+			if (ms <= 0)
+				return fail(why, len, "-d %s: want a duration like 500ms, 5s or 2m", optarg);
+			cfg->duration_ms = ms;
+			saw_d = 1;
+			break;
+		}
+		case OPT_OPS:
+			if (parse_u64_arg(optarg, &u) || u < 1)
+				return fail(why, len, "--ops %s: want a whole number >= 1", optarg);
+			cfg->ops = u;
+			saw_ops = 1;
+			break;
+		case OPT_FAULT:
+			if (fault_parse(&cfg->faults, optarg, why, len))
+				return -1;
+			break;
+		case OPT_FAULTS:
+			if (strcmp(optarg, "none"))
+				return fail(why, len, "--faults %s: fault profiles come with the fault engine; only 'none' is known", optarg);
+			break;
+		case OPT_TIME_SCALE: {
+			char *end;
+			errno = 0;
+			double f = strtod(optarg, &end);
+			if (errno || *end || !(f > 0) || f > 1000)
+				return fail(why, len, "--time-scale %s: want a number > 0 (e.g. 0.01)", optarg);
+			cfg->time_scale = f;
+			break;
+		}
+		case OPT_PARAM:
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				return fail(why, len, "--param %s: want K=V", optarg);
+			if (cfg->nkv == CFG_MAX_KV)
+				return fail(why, len, "too many --param (at most %d)", CFG_MAX_KV);
+			cfg->kv[cfg->nkv++] = optarg;
+			break;
+		case 's':
+			if (parse_u64_arg(optarg, &u))
+				return fail(why, len, "-s %s: want a whole number", optarg);
+			cfg->seed = u;
+			break;
+		case OPT_RESPAWN:
+			cfg->respawn = 1;
+			break;
+		case OPT_DIR:
+			if (strlen(optarg) >= sizeof cfg->workdir - 64)
+				return fail(why, len, "--dir: path too long");
+			snprintf(cfg->workdir, sizeof cfg->workdir, "%s", optarg);
+			break;
+		case 'o':
+			if (strlen(optarg) >= sizeof cfg->outdir - 64)
+				return fail(why, len, "-o: path too long");
+			snprintf(cfg->outdir, sizeof cfg->outdir, "%s", optarg);
+			break;
+		case OPT_JSON:
+			snprintf(cfg->json_path, sizeof cfg->json_path, "%s", optarg);
+			break;
+		case OPT_KEEP:
+			cfg->keep = 1;
+			break;
+		case OPT_TRACE:
+			cfg->trace = 1;
+			break;
+		case 'q':
+			cfg->quiet = 1;
+			break;
+		case 'v':
+			cfg->verbose = 1;
+			break;
+		case 'h':
+			fputs(runcfg_run_usage, stdout);
+			return 1;
+		case ':':
+			return fail(why, len, "option %s needs a value", argv[optind - 1]);
+		default:
+			return fail(why, len, "unknown option '%s' (see lockstorm run --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fail(why, len, "unexpected argument '%s' (see lockstorm run --help)", argv[optind]);
+	if (saw_d && saw_ops)
+		return fail(why, len, "-d and --ops exclude each other");
+	if (saw_ops)
+		cfg->duration_ms = 0;
+	for (unsigned i = 0; i < cfg->faults.n; i++)
+		if (!runcfg_point_known(cfg, cfg->faults.rule[i].point))
+			return fail(why, len, "bad fault spec '%s': no point of this run matches '%s' (see lockstorm list points)",
+				    cfg->faults.rule[i].spec, cfg->faults.rule[i].point);
+	return runcfg_resolve(cfg, why, len);
+}
+
+int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
+{
+	unsigned char used[CFG_MAX_KV] = { 0 };
+	for (unsigned i = 0; i < cfg->nproto; i++)
+		if (param_resolve(cfg->proto[i]->params, cfg->pvals[i], cfg->kv, cfg->nkv, cfg->time_scale,
+				  used, why, len))
+			return -1;
+	if (param_resolve(cfg->workload->params, cfg->wvals, cfg->kv, cfg->nkv, cfg->time_scale, used, why, len))
+		return -1;
+	for (unsigned k = 0; k < cfg->nkv; k++) {
+		if (used[k])
+			continue;
+		char names[1024] = "";
+		size_t n = 0;
+		for (unsigned i = 0; i <= cfg->nproto; i++) {
+			const struct param *p = i < cfg->nproto ? cfg->proto[i]->params : cfg->workload->params;
+			for (; p->name; p++)
+				n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+						      n ? ", " : "", p->name);
+		}
+		return fail(why, len, "--param %s: no protocol or workload of this run has that parameter (known: %s)",
+			    cfg->kv[k], names);
+	}
+	return 0;
+}
+
+static void slot_lock(const struct run_config *cfg, unsigned worker, struct lock *lk)
+{
+	unsigned slot = cfg_proto_slot(cfg, worker);
+	lock_setup(lk, cfg->proto[slot], "/lockstorm/state.json", cfg->pvals[slot], worker, NULL);
+}
+
+int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker)
+{
+	static struct lock lk; /* big: keep it off the stack */
+	slot_lock(cfg, worker, &lk);
+	return lk.ops->stale_ms(&lk);
+}
+
+int64_t runcfg_budget_ms(const struct run_config *cfg, unsigned worker)
+{
+	static struct lock lk;
+	slot_lock(cfg, worker, &lk);
+	return lk.ops->wait_budget_ms(&lk);
+}
+
+static int points_match(const char *const *points, const char *glob)
+{
+	for (; points && *points; points++)
+		if (fault_point_match(glob, *points))
+			return 1;
+	return 0;
+}
+
+int runcfg_point_known(const struct run_config *cfg, const char *glob)
+{
+	for (int op = 0; op < FSX_OP_COUNT; op++)
+		if (op != FSX_POINT && fault_point_match(glob, fsx_op_point((enum fsx_op)op)))
+			return 1;
+	for (unsigned i = 0; i < cfg->nproto; i++)
+		if (points_match(cfg->proto[i]->points, glob))
+			return 1;
+	return points_match(cfg->workload->points, glob);
+}
+
+/* ---- run.json ---- */
+
+int runcfg_save(const struct run_config *cfg, const char *path)
+{
+	json_t *root = json_object();
+	json_t *protos = json_array(), *params = json_array(), *faults = json_array();
+	for (unsigned i = 0; i < cfg->nproto; i++)
+		json_array_append_new(protos, json_string(cfg->proto[i]->name));
+	for (unsigned i = 0; i < cfg->nkv; i++)
+		json_array_append_new(params, json_string(cfg->kv[i]));
+	for (unsigned i = 0; i < cfg->faults.n; i++)
+		json_array_append_new(faults, json_string(cfg->faults.rule[i].spec));
+	json_object_set_new(root, "schema", json_string("lockstorm-run/1"));
+	json_object_set_new(root, "protocols", protos);
+	json_object_set_new(root, "workload", json_string(cfg->workload->name));
+	json_object_set_new(root, "workers", json_integer(cfg->workers));
+	json_object_set_new(root, "duration_ms", json_integer(cfg->duration_ms));
+	json_object_set_new(root, "ops", json_integer((json_int_t)cfg->ops));
+	json_object_set_new(root, "seed", json_integer((json_int_t)cfg->seed));
+	json_object_set_new(root, "time_scale", json_real(cfg->time_scale));
+	json_object_set_new(root, "params", params);
+	json_object_set_new(root, "faults", faults);
+	json_object_set_new(root, "respawn", json_boolean(cfg->respawn));
+	int r = json_dump_file(root, path, JSON_INDENT(2));
+	json_decref(root);
+	return r;
+}
+
+int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
+{
+	json_error_t err;
+	json_t *root = json_load_file(path, 0, &err);
+	if (!root)
+		return fail(why, len, "%s: %s", path, err.text);
+	runcfg_defaults(cfg);
+	int rc = -1;
+	const char *schema = json_string_value(json_object_get(root, "schema"));
+	if (!schema || strcmp(schema, "lockstorm-run/1")) {
+		fail(why, len, "%s: not a lockstorm run file (schema lockstorm-run/1)", path);
+		goto out;
+	}
+	json_t *protos = json_object_get(root, "protocols");
+	size_t i;
+	json_t *v;
+	cfg->nproto = 0;
+	json_array_foreach(protos, i, v) {
+		const struct lock_ops *ops = json_is_string(v) ? lock_find(json_string_value(v)) : NULL;
+		if (!ops || cfg->nproto == CFG_MAX_PROTOS) {
+			fail(why, len, "%s: unknown protocol in 'protocols'", path);
+			goto out;
+		}
+		cfg->proto[cfg->nproto++] = ops;
+	}
+	const char *wl = json_string_value(json_object_get(root, "workload"));
+	if (!cfg->nproto || !wl || set_workload(cfg, wl, why, len)) {
+		if (cfg->nproto && wl)
+			goto out;
+		fail(why, len, "%s: 'protocols' or 'workload' missing", path);
+		goto out;
+	}
+	json_int_t n = json_integer_value(json_object_get(root, "workers"));
+	if (n < 1 || n > CFG_MAX_WORKERS) {
+		fail(why, len, "%s: bad 'workers'", path);
+		goto out;
+	}
+	cfg->workers = (unsigned)n;
+	cfg->duration_ms = json_integer_value(json_object_get(root, "duration_ms"));
+	cfg->ops = (uint64_t)json_integer_value(json_object_get(root, "ops"));
+	cfg->seed = (uint64_t)json_integer_value(json_object_get(root, "seed"));
+	cfg->time_scale = json_number_value(json_object_get(root, "time_scale"));
+	if (!(cfg->time_scale > 0))
+		cfg->time_scale = 1;
+	cfg->respawn = json_is_true(json_object_get(root, "respawn"));
+	json_array_foreach(json_object_get(root, "params"), i, v) {
+		if (!json_is_string(v) || cfg->nkv == CFG_MAX_KV)
+			continue;
+		cfg->kv[cfg->nkv++] = strdup(json_string_value(v)); /* lives as long as the process */
+	}
+	json_array_foreach(json_object_get(root, "faults"), i, v) {
+		if (json_is_string(v) && fault_parse(&cfg->faults, json_string_value(v), why, len))
+			goto out;
+	}
+	rc = runcfg_resolve(cfg, why, len);
+out:
+	json_decref(root);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * runcfg.h - parse `lockstorm run` options into a run_config, resolve
+ * protocol and workload parameters, save and load OUTDIR/run.json.
+ *
+ * Errors: every function returns 0, or -1 with a one-line reason in why;
+ * the caller prints "lockstorm: <why>" and exits 2.
+ */
+#ifndef LS_RUNCFG_H
+#define LS_RUNCFG_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Defaults: -p mkdir-owner -w update -n 8 -d 5s -s 1 --time-scale 1. */
+void runcfg_defaults(struct run_config *cfg);
+/* argv after "run".  Returns 0 ok, 1 when --help was printed, -1 bad usage. */
+int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_t len);
+/* Resolve --param K=V against the protocols and the workload (after parse or load). */
+int runcfg_resolve(struct run_config *cfg, char *why, size_t len);
+int runcfg_save(const struct run_config *cfg, const char *path);
+int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len);
+/* "1.5s", "300ms", "2m", "10" (seconds) -> ms; -1 on error. */
+int64_t runcfg_parse_duration(const char *s);
+/* Per-worker stale age and wait budget (scaled), for the checker and the watchdog. */
+int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker);
+int64_t runcfg_budget_ms(const struct run_config *cfg, unsigned worker);
+/* Is NAME a point some protocol of this run, its workload or the fs points define (glob allowed)? */
+int runcfg_point_known(const struct run_config *cfg, const char *glob);
+extern const char runcfg_run_usage[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,320 @@
+/*
+ * mkdir_legacy.c - doflow 2.0.0-beta.5's task-state lock (PROTOCOLS.md §1).
+ *
+ * OS facts it relies on:
+ *   - mkdir(2) is atomic and exclusive: of any number of concurrent mkdir(L),
+ *     exactly one succeeds, the others get EEXIST.
+ *   - rmdir(2) removes only an empty directory, and it removes *by name*:
+ *     whatever directory sits at L at that moment, ours or not.  The lock
+ *     carries no identity, so nothing here can tell "my lock" from "a lock".
+ *   - A directory's mtime is set at its creation (and changes only when its
+ *     entries change; this lock never has entries).  Staleness compares it
+ *     with the wall clock, so file-system time and process time are assumed
+ *     to be one clock.
+ *
+ * What it gets wrong (§1.5): two waiters that judged one stale lock both
+ * take it, and each release deletes whatever lock is at L (K-ML-1); a holder
+ * stalled past the stale age keeps writing (K-ML-2); a swept parent folder
+ * looks like contention for the whole wait (K-ML-3).
+ *
+ * Steps (numbers and labels as in PROTOCOLS.md §1):
+ *
+ *   try (tryAcquireLock, never waits)           acquire (acquireLock, waits)
+ *   ML1 mkdir L --ok--> HELD                     loop while attempt < retries and
+ *    | EEXIST          other errno --> raise        (first attempt or now < deadline):
+ *   ML2 stat L --ENOENT--> ML3 mkdir L            MA1 mkdir L --ok--> HELD
+ *    | ok   other --> BUSY   ok-->HELD             | any errno (all is contention)
+ *    |                       EEXIST-->BUSY        MA2 stat L --err--> MA4
+ *    |                       other-->raise         | ok: age > stale ? MA3 : MA4
+ *   ML4 now - mtime > stale ? --no--> BUSY        MA3 rmdir L --ok--> next attempt
+ *    | yes                                         | err
+ *   ML5 rmdir L --ok|ENOENT--> ML6 mkdir L        MA4 sleep(wait_ms)
+ *    | other --> BUSY          ok-->HELD          BUSY ("Could not lock ... after 5s")
+ *                              EEXIST-->BUSY
+ *                              other-->raise
+ *   bounded: try, up to 1 + bounded_retries times, bounded_wait_ms apart.
+ *   release: MR1 rmdir L, every errno ignored ("released is released").
+ *
+ * Points: "mkdir-legacy/<op>/after-<label>" fires once step <label> has
+ * taken the outcome that continues the main path (the call succeeded, or
+ * for a decision step, the lock was judged stale); release also has
+ * "before-rmdir".  Every name is listed in ml_points[].
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdint.h>
+
+#include "../faults/fsx.h"
+#include "lock.h"
+
+/* Indexes into lk->param, in ml_params order. */
+enum {
+	ML_STALE,    /* LOCK_STALE_MS */
+	ML_WAIT,     /* LOCK_WAIT_MS */
+	ML_RETRIES,  /* LOCK_RETRIES */
+	ML_FORM,     /* enum lock_form */
+	ML_BRETRIES, /* boundedAcquire retries */
+	ML_BWAIT,    /* boundedAcquire waitMs */
+	ML_NPARAMS
+};
+
+static const struct param ml_params[] = {
+	[ML_STALE] = { "stale_ms", 10000, PU_MS, NULL,
+		       "LOCK_STALE_MS: a lock older than this is broken (inferred 10 s)" },
+	[ML_WAIT] = { "wait_ms", 50, PU_MS, NULL,
+		      "LOCK_WAIT_MS: acquire's sleep between attempts (retries x wait_ms = 5 s)" },
+	[ML_RETRIES] = { "retries", 100, PU_COUNT, NULL,
+			 "LOCK_RETRIES: acquire's attempts (split of the 5 s budget not given)" },
+	[ML_FORM] = { "form", FORM_ACQUIRE, PU_CHOICE, lock_form_choices,
+		      "which entry point: acquireLock, tryAcquireLock, boundedAcquire" },
+	[ML_BRETRIES] = { "bounded_retries", 3, PU_COUNT, NULL,
+			  "boundedAcquire: tries after the first" },
+	[ML_BWAIT] = { "bounded_wait_ms", 5, PU_MS, NULL, "boundedAcquire: wait between tries" },
+	[ML_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
+};
+static_assert(ML_NPARAMS <= LS_MAX_PARAMS, "too many mkdir-legacy params");
+static_assert(sizeof ml_params / sizeof ml_params[0] == ML_NPARAMS + 1, "ml_params out of step");
+
+static const char *const ml_points[] = {
+	"mkdir-legacy/try/after-lock-mkdir",
+	"mkdir-legacy/try/after-stat",
+	"mkdir-legacy/try/after-remkdir",
+	"mkdir-legacy/try/after-age-check",
+	"mkdir-legacy/try/after-stale-rmdir",
+	"mkdir-legacy/try/after-stale-remkdir",
+	"mkdir-legacy/acquire/after-lock-mkdir",
+	"mkdir-legacy/acquire/after-stat",
+	"mkdir-legacy/acquire/after-age-check",
+	"mkdir-legacy/acquire/after-stale-rmdir",
+	"mkdir-legacy/acquire/after-sleep",
+	"mkdir-legacy/bounded/after-sleep",
+	"mkdir-legacy/release/before-rmdir",
+	"mkdir-legacy/release/after-rmdir",
+	NULL,
+};
+
+/* a + b and a * b for non-negative values, saturating at LS_NEVER. */
+static int64_t ml_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
+}
+
+static int64_t ml_sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? LS_NEVER : r;
+}
+
+/*
+ * now() - mtime > ms, exactly as JS compares Date.now() (whole ms) with the
+ * fractional mtimeMs: done in integer ns.  A limit too large for ns never
+ * runs out.
+ */
+static int ml_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
+{
+	int64_t lim_ns, now_ns, age_ns;
+
+	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
+		return 0;
+	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
+	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
+		return mtime_ns < 0; /* an mtime absurdly far in the past is old */
+	return age_ns > lim_ns;
+}
+
+/* Note a failed step's errno for reports; returns it. */
+static int ml_errno(struct lock *lk)
+{
+	lk->last_error = errno;
+	return errno;
+}
+
+/* Raise e out of acquire: -1 with errno. */
+static int ml_raise(int e)
+{
+	errno = e;
+	return -1;
+}
+
+/* §1.1 tryAcquireLock-legacy: 0 held, LS_BUSY (null), -1 raised. */
+static int ml_try(struct lock *lk)
+{
+	struct fsx_stat st;
+	int e;
+
+	/* [ML1 lock-mkdir] */
+	if (fsx_mkdir(lk->path, 0777) == 0) {
+		fsx_point("mkdir-legacy/try/after-lock-mkdir");
+		return 0;
+	}
+	e = ml_errno(lk);
+	if (e != EEXIST)
+		return ml_raise(e); /* no Windows special case in this revision (K-ML-4) */
+
+	/* [ML2 stat] */
+	if (fsx_stat(lk->path, &st) != 0) {
+		if (ml_errno(lk) != ENOENT)
+			return LS_BUSY;
+		/* [ML3 remkdir] the holder released meanwhile */
+		if (fsx_mkdir(lk->path, 0777) == 0) {
+			fsx_point("mkdir-legacy/try/after-remkdir");
+			return 0;
+		}
+		e = ml_errno(lk);
+		return e == EEXIST ? LS_BUSY : ml_raise(e);
+	}
+	fsx_point("mkdir-legacy/try/after-stat");
+
+	/* [ML4 T age-check] a live holder is never waited on */
+	if (!ml_older_than(fsx_now_ms(), st.mtime_ns, lk->param[ML_STALE]))
+		return LS_BUSY;
+	fsx_point("mkdir-legacy/try/after-age-check");
+
+	/* [ML5 stale-rmdir] by name: whatever directory is at L now goes (K-ML-1) */
+	if (fsx_rmdir(lk->path) != 0 && ml_errno(lk) != ENOENT)
+		return LS_BUSY; /* ENOTEMPTY, EBUSY, ... */
+	fsx_point("mkdir-legacy/try/after-stale-rmdir");
+
+	/* [ML6 stale-remkdir] */
+	if (fsx_mkdir(lk->path, 0777) == 0) {
+		fsx_point("mkdir-legacy/try/after-stale-remkdir");
+		return 0;
+	}
+	e = ml_errno(lk);
+	return e == EEXIST ? LS_BUSY : ml_raise(e);
+}
+
+/* §1.2 acquireLock-legacy: 0 held, LS_BUSY ("Could not lock ... after 5s"). */
+static int ml_acquire_wait(struct lock *lk)
+{
+	const int64_t stale = lk->param[ML_STALE];
+	const int64_t wait = lk->param[ML_WAIT];
+	const int64_t retries = lk->param[ML_RETRIES];
+	/* Wall clock, so that counting attempts alone cannot outlive a live
+	 * holder's staleness window (§1.4). */
+	const int64_t deadline = ml_sat_add(fsx_now_ms(), ml_sat_mul(retries, wait));
+
+	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_ms() < deadline);
+	     attempt++) {
+		struct fsx_stat st;
+
+		/* [MA1 lock-mkdir] any errno (EEXIST, ENOENT, EACCES, ...) is contention */
+		if (fsx_mkdir(lk->path, 0777) == 0) {
+			fsx_point("mkdir-legacy/acquire/after-lock-mkdir");
+			return 0;
+		}
+		ml_errno(lk);
+
+		/* [MA2 stat] on error: sleep (the comment says "retry immediately") */
+		if (fsx_stat(lk->path, &st) == 0) {
+			fsx_point("mkdir-legacy/acquire/after-stat");
+			if (ml_older_than(fsx_now_ms(), st.mtime_ns, stale)) {
+				fsx_point("mkdir-legacy/acquire/after-age-check");
+				/* [MA3 stale-rmdir] by name, as ML5 */
+				if (fsx_rmdir(lk->path) == 0) {
+					fsx_point("mkdir-legacy/acquire/after-stale-rmdir");
+					continue; /* next attempt at once, no sleep */
+				}
+				ml_errno(lk);
+			}
+		} else {
+			ml_errno(lk);
+		}
+
+		/* [MA4 sleep] */
+		fsx_sleep_ms(wait);
+		fsx_point("mkdir-legacy/acquire/after-sleep");
+	}
+	return LS_BUSY;
+}
+
+/* §0.2 item 2 boundedAcquire: 1 + retries tries, wait apart; BUSY = 'store-locked'. */
+static int ml_acquire_bounded(struct lock *lk)
+{
+	for (int64_t i = 0;; i++) {
+		int r = ml_try(lk);
+		if (r != LS_BUSY || i >= lk->param[ML_BRETRIES])
+			return r;
+		fsx_sleep_ms(lk->param[ML_BWAIT]);
+		fsx_point("mkdir-legacy/bounded/after-sleep");
+	}
+}
+
+static int ml_init(struct lock *lk)
+{
+	(void)lk; /* no per-run state: the lock carries no identity */
+	return 0;
+}
+
+static int ml_acquire(struct lock *lk)
+{
+	lk->last_error = 0;
+	switch (lk->param[ML_FORM]) {
+	case FORM_TRY:
+		return ml_try(lk);
+	case FORM_BOUNDED:
+		return ml_acquire_bounded(lk);
+	default:
+		return ml_acquire_wait(lk);
+	}
+}
+
+static int ml_held(struct lock *lk)
+{
+	(void)lk; /* beta.5 has no held() check */
+	return 1;
+}
+
+/* RELEASE_L: [MR1 rmdir] by name, every errno ignored.  It removes whatever
+ * lock is at L, ours or a reclaimer's (K-ML-1 step 5). */
+static int ml_release(struct lock *lk)
+{
+	fsx_point("mkdir-legacy/release/before-rmdir");
+	if (fsx_rmdir(lk->path) != 0)
+		ml_errno(lk); /* "released is released" */
+	fsx_point("mkdir-legacy/release/after-rmdir");
+	return 0;
+}
+
+static int64_t ml_stale_ms(const struct lock *lk)
+{
+	return lk->param[ML_STALE];
+}
+
+static int64_t ml_wait_budget_ms(const struct lock *lk)
+{
+	const int64_t *p = lk->param;
+
+	switch (p[ML_FORM]) {
+	case FORM_TRY:
+		return 0; /* never sleeps */
+	case FORM_BOUNDED:
+		return ml_sat_mul(p[ML_BRETRIES], p[ML_BWAIT]);
+	default:
+		/* retries x wait (5 s), plus the one sleep an attempt begun just
+		 * before the deadline still takes. */
+		return ml_sat_add(ml_sat_mul(p[ML_RETRIES], p[ML_WAIT]), p[ML_WAIT]);
+	}
+}
+
+const struct lock_ops mkdir_legacy_ops = {
+	.name = "mkdir-legacy",
+	.origin = "doflow 2.0.0-beta.5, src/runtime/task-state.js",
+	.summary = "<file>.lock directory; stale (mtime > stale_ms) is rmdir'd by name; "
+		   "release rmdir's by name",
+	.claims = "A lock older than LOCK_STALE_MS may be broken; a live holder is never waited "
+		  "on (try). A stale lock is broken because its holder died mid-write; the "
+		  "rename-based write keeps the file whole (acquire). The wait is wall-clock so "
+		  "that counting attempts alone cannot outlive a live holder's staleness window "
+		  "and then break (and later release) its lock.",
+	.params = ml_params,
+	.points = ml_points,
+	.flags = 0,
+	.init = ml_init,
+	.acquire = ml_acquire,
+	.held = ml_held,
+	.release = ml_release,
+	.stale_ms = ml_stale_ms,
+	.wait_budget_ms = ml_wait_budget_ms,
+};

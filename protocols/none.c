@@ -1,0 +1,90 @@
+/*
+ * none.c - the busted control: acquire "succeeds" having taken nothing.
+ *
+ * Like locktorture's lock_busted, it exists so that a run can prove the
+ * checker has teeth: with two or more workers the exclusion and lost-write
+ * invariants must fail.  Kept in the registry so `-p none` works, and so the
+ * conformance test covers it.
+ *
+ * OS facts it relies on: none.  It makes no file-system call at all, so it
+ * never creates anything at <file>.lock.
+ *
+ *   acquire:  "none/acquire/after-take"  -> HELD (nothing taken)
+ *   release:  "none/release/after-give" (nothing given back)
+ *   held:     always 1
+ */
+#include <assert.h>
+
+#include "../faults/fsx.h"
+#include "lock.h"
+
+enum { NO_STALE, NO_NPARAMS };
+
+static const struct param no_params[] = {
+	[NO_STALE] = { "stale_ms", 10000, PU_MS, NULL,
+		       "not a stale age (nothing is held): sizes faults such as for=1.5stale" },
+	[NO_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
+};
+static_assert(NO_NPARAMS <= LS_MAX_PARAMS, "too many none params");
+
+static const char *const no_points[] = {
+	"none/acquire/after-take",
+	"none/release/after-give",
+	NULL,
+};
+
+static int no_init(struct lock *lk)
+{
+	(void)lk;
+	return 0;
+}
+
+static int no_acquire(struct lock *lk)
+{
+	lk->last_error = 0;
+	fsx_point("none/acquire/after-take");
+	return 0;
+}
+
+static int no_held(struct lock *lk)
+{
+	(void)lk;
+	return 1;
+}
+
+static int no_release(struct lock *lk)
+{
+	(void)lk;
+	fsx_point("none/release/after-give");
+	return 0;
+}
+
+static int64_t no_stale_ms(const struct lock *lk)
+{
+	(void)lk;
+	return LS_NEVER;
+}
+
+static int64_t no_wait_budget_ms(const struct lock *lk)
+{
+	(void)lk;
+	return 0; /* never waits */
+}
+
+const struct lock_ops none_ops = {
+	.name = "none",
+	.origin = "control: takes nothing",
+	.summary = "busted control: acquire succeeds without taking anything; the checker must "
+		   "catch it",
+	.claims = "None: any run with two or more workers should fail exclusion (and, with the "
+		  "update workload, no-lost-writes). A pass means the checker has no teeth.",
+	.params = no_params,
+	.points = no_points,
+	.flags = 0,
+	.init = no_init,
+	.acquire = no_acquire,
+	.held = no_held,
+	.release = no_release,
+	.stale_ms = no_stale_ms,
+	.wait_budget_ms = no_wait_budget_ms,
+};

@@ -1,0 +1,257 @@
+/*
+ * params.c - named protocol (and workload) constants: parsing, resolving
+ * --param overrides and --time-scale, formatting, and lock_setup().
+ *
+ * A `struct param` table lists a module's constants with the origin's
+ * defaults.  Resolving a table gives one int64 per entry, in table order:
+ *
+ *   defaults  ->  "K=V" overrides that name an entry  ->  PU_MS x time_scale
+ *
+ * Values:
+ *   PU_COUNT   a non-negative decimal integer ("100")
+ *   PU_MS      a non-negative duration: plain ms ("250"), or a number with the
+ *              suffix "ms" or "s" ("250ms", "10s", "1.5s"); rounded to whole ms
+ *   PU_CHOICE  a choice name ("try") or its index ("1")
+ *
+ * Errors: param_parse and param_resolve return -1 and write a one-line
+ * reason (no trailing newline) into why; errno is not used.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+
+const char *const lock_form_choices[] = { "acquire", "try", "bounded", NULL };
+const char *const lock_platform_choices[] = { "posix", "win32", NULL };
+
+/* Misuse of this internal API: say where and stop (git's BUG()). */
+#define PARAMS_BUG(msg)                                                              \
+	do {                                                                         \
+		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
+		abort();                                                             \
+	} while (0)
+
+int param_index(const struct param *params, const char *name)
+{
+	if (!params || !name)
+		return -1;
+	for (int i = 0; params[i].name; i++)
+		if (strcmp(params[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int param_count(const struct param *params)
+{
+	int n = 0;
+	if (!params)
+		return 0;
+	while (params[n].name)
+		n++;
+	return n;
+}
+
+/* "[0-9]+" into *out; -1 on anything else or overflow. */
+static int params_parse_uint(const char *s, int64_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1; /* no sign, no leading space, not empty */
+	errno = 0;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * A duration: digits, an optional fraction, an optional unit.  Parsed by hand
+ * because strtod also takes "inf", "nan", hex and exponents, none of which a
+ * user means by a duration.
+ */
+static int params_parse_ms(const char *s, int64_t *out)
+{
+	const char *p = s;
+	double v = 0;
+	int digits = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		v = v * 10 + (*p - '0');
+	if (*p == '.') {
+		double place = 0.1;
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++, place /= 10)
+			v += (*p - '0') * place;
+	}
+	if (!digits)
+		return -1;
+
+	double unit;
+	if (*p == '\0' || strcmp(p, "ms") == 0)
+		unit = 1;
+	else if (strcmp(p, "s") == 0)
+		unit = 1000;
+	else
+		return -1;
+
+	v = nearbyint(v * unit);
+	if (!(v < 9.2e18))
+		return -1; /* does not fit an int64 */
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* Append "a|b|c" (the choice names) to buf. */
+static void params_list_choices(const struct param *p, char *buf, size_t len)
+{
+	size_t used = strlen(buf);
+	for (int i = 0; p->choices && p->choices[i]; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? "|" : "", p->choices[i]);
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}
+
+int param_parse(const struct param *p, const char *value, int64_t *out, char *why, size_t whylen)
+{
+	int64_t v;
+
+	switch (p->unit) {
+	case PU_COUNT:
+		if (params_parse_uint(value, &v) == 0)
+			break;
+		snprintf(why, whylen, "%s: '%s' is not a count (a non-negative integer)", p->name,
+			 value);
+		return -1;
+
+	case PU_MS:
+		if (params_parse_ms(value, &v) == 0)
+			break;
+		snprintf(why, whylen,
+			 "%s: '%s' is not a duration (ms, or a number with suffix ms or s, e.g. 10s)",
+			 p->name, value);
+		return -1;
+
+	case PU_CHOICE: {
+		int n = 0;
+		if (!p->choices)
+			PARAMS_BUG("PU_CHOICE param without choices");
+		while (p->choices[n])
+			n++;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(p->choices[i], value) == 0) {
+				*out = i;
+				return 0;
+			}
+		}
+		if (params_parse_uint(value, &v) == 0 && v < n)
+			break;
+		int k = snprintf(why, whylen, "%s: '%s' is not one of ", p->name, value);
+		if (k >= 0 && (size_t)k < whylen)
+			params_list_choices(p, why, whylen);
+		return -1;
+	}
+
+	default:
+		PARAMS_BUG("unknown param unit");
+	}
+	*out = v;
+	return 0;
+}
+
+/* v x scale, rounded; a positive constant never scales down to 0. */
+static int64_t params_scale(int64_t v, double scale)
+{
+	if (scale == 1.0 || v == LS_NEVER)
+		return v; /* exact; LS_NEVER stays "never" */
+	double s = nearbyint((double)v * scale);
+	if (!(s < 9.2e18))
+		return LS_NEVER;
+	int64_t r = (int64_t)s;
+	if (r < 1 && v > 0)
+		r = 1;
+	return r;
+}
+
+int param_resolve(const struct param *params, int64_t *vals, const char *const *kv, unsigned nkv,
+		  double time_scale, unsigned char *used, char *why, size_t whylen)
+{
+	int n = param_count(params);
+
+	if (n > LS_MAX_PARAMS)
+		PARAMS_BUG("more params than LS_MAX_PARAMS");
+	if (!(time_scale > 0) || isinf(time_scale)) {
+		snprintf(why, whylen, "time scale %g: must be a positive number", time_scale);
+		return -1;
+	}
+
+	for (int i = 0; i < n; i++)
+		vals[i] = params[i].def;
+
+	for (unsigned j = 0; j < nkv; j++) {
+		const char *eq = strchr(kv[j], '=');
+		if (!eq || eq == kv[j]) {
+			snprintf(why, whylen, "--param '%s': expected KEY=VALUE", kv[j]);
+			return -1;
+		}
+		size_t klen = (size_t)(eq - kv[j]);
+		for (int i = 0; i < n; i++) {
+			if (strlen(params[i].name) != klen || strncmp(params[i].name, kv[j], klen) != 0)
+				continue;
+			if (param_parse(&params[i], eq + 1, &vals[i], why, whylen) != 0)
+				return -1;
+			if (used)
+				used[j] = 1;
+			break;
+		}
+	}
+
+	for (int i = 0; i < n; i++)
+		if (params[i].unit == PU_MS)
+			vals[i] = params_scale(vals[i], time_scale);
+	return 0;
+}
+
+void param_format(const struct param *p, int64_t v, char *buf, size_t len)
+{
+	if (p->unit == PU_CHOICE && p->choices && v >= 0) {
+		for (int64_t i = 0; p->choices[i]; i++) {
+			if (i == v) {
+				snprintf(buf, len, "%s", p->choices[i]);
+				return;
+			}
+		}
+	}
+	if (p->unit == PU_MS && v == LS_NEVER) {
+		snprintf(buf, len, "never");
+		return;
+	}
+	snprintf(buf, len, "%lld", (long long)v);
+}
+
+void lock_setup(struct lock *lk, const struct lock_ops *ops, const char *file,
+		const int64_t *vals, unsigned worker, struct prng *rng)
+{
+	size_t flen = strlen(file);
+
+	if (flen + sizeof ".lock" > sizeof lk->path)
+		PARAMS_BUG("lock file path too long");
+
+	memset(lk, 0, sizeof *lk);
+	lk->ops = ops;
+	memcpy(lk->file, file, flen + 1);
+	memcpy(lk->path, file, flen);
+	memcpy(lk->path + flen, ".lock", sizeof ".lock");
+
+	/* vals == NULL: the unscaled defaults (handy for tests and `list`). */
+	int n = param_count(ops->params);
+	for (int i = 0; i < n; i++)
+		lk->param[i] = vals ? vals[i] : ops->params[i].def;
+
+	lk->worker = worker;
+	lk->rng = rng;
+}

@@ -1,0 +1,423 @@
+/* unit_journal.cc - journal records: write, read back, torn tails, merge, dump. */
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <string>
+#include <vector>
+
+#include "testutil.h"
+
+extern "C" {
+#include "harness/journal.h"
+}
+
+namespace {
+
+/* Journal N records of worker W into PATH: op i, a = i, b = -i, c = 7. */
+void write_n(const std::string &path, unsigned w, unsigned n)
+{
+	struct journal j;
+	ASSERT_EQ(journal_open(&j, path.c_str(), w), 0) << strerror(errno);
+	for (unsigned i = 0; i < n; i++)
+		ASSERT_NE(journal_log(&j, EV_ATTEMPT + (int)(i % 12), i, 0, i, -(int64_t)i, 7), 0u);
+	journal_close(&j);
+}
+
+struct Read {
+	std::vector<jrec> recs;
+	size_t torn = 0;
+	int rc = 0;
+};
+
+Read read_file(const std::string &path)
+{
+	Read out;
+	struct jrec *r = nullptr;
+	size_t n = 0;
+	out.rc = journal_read_file(path.c_str(), &r, &n, &out.torn);
+	if (r)
+		out.recs.assign(r, r + n);
+	free(r);
+	return out;
+}
+
+void append_bytes(const std::string &path, const void *buf, size_t len)
+{
+	int fd = open(path.c_str(), O_WRONLY | O_APPEND);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+/* A journal with a fixed seq (journal_write keeps seq/ns as given). */
+void write_seqs(const std::string &path, unsigned w, const std::vector<uint64_t> &seqs)
+{
+	struct journal j;
+	ASSERT_EQ(journal_open(&j, path.c_str(), w), 0);
+	for (uint64_t s : seqs) {
+		struct jrec r;
+		memset(&r, 0, sizeof r);
+		r.type = EV_STEP;
+		r.worker = (uint16_t)w;
+		r.seq = s;
+		r.ns = s * 1000;
+		ASSERT_EQ(journal_write(&j, &r), 0);
+	}
+	journal_close(&j);
+}
+
+} // namespace
+
+TEST(Journal, TypeNamesRoundTrip)
+{
+	for (int t = EV_NONE + 1; t < EV__COUNT; t++) {
+		const char *name = journal_type_name(t);
+		ASSERT_STRNE(name, "unknown") << t;
+		EXPECT_EQ(journal_type_from_name(name), t) << name;
+	}
+	EXPECT_STREQ(journal_type_name(EV_ACQUIRED), "acquired");
+	EXPECT_STREQ(journal_type_name(EV_ACQUIRE_ERROR), "acquire-error");
+	EXPECT_STREQ(journal_type_name(EV_STOP), "stop");
+	EXPECT_STREQ(journal_type_name(EV__COUNT), "unknown");
+	EXPECT_STREQ(journal_type_name(-1), "unknown");
+	EXPECT_EQ(journal_type_from_name("no-such-event"), -1);
+	EXPECT_EQ(journal_type_from_name("none"), -1);
+	EXPECT_EQ(journal_type_from_name(nullptr), -1);
+}
+
+TEST(Journal, RoundTrip)
+{
+	ScratchDir d;
+	std::string path = d.sub("w0003.bin");
+	struct journal j;
+	ASSERT_EQ(journal_open(&j, path.c_str(), 3), 0);
+	uint64_t s1 = journal_log(&j, EV_ATTEMPT, 5, 0, 0, 0, 0);
+	uint64_t s2 = journal_log(&j, EV_ACQUIRE_ERROR, 5, ENOENT, 11, -22, 33);
+	uint64_t s3 = journal_log(&j, EV_FAULT, 6, 0, 2, INT64_MAX, INT64_MIN);
+	journal_close(&j);
+	EXPECT_LT(s1, s2);
+	EXPECT_LT(s2, s3);
+
+	Read rd = read_file(path);
+	ASSERT_EQ(rd.rc, 0);
+	ASSERT_EQ(rd.recs.size(), 3u);
+	EXPECT_EQ(rd.torn, 0u);
+	const jrec &r = rd.recs[1];
+	EXPECT_EQ(r.type, EV_ACQUIRE_ERROR);
+	EXPECT_EQ(r.worker, 3);
+	EXPECT_EQ(r.pid, (int32_t)getpid());
+	EXPECT_EQ(r.op, 5u);
+	EXPECT_EQ(r.err, ENOENT);
+	EXPECT_EQ(r.seq, s2);
+	EXPECT_EQ(r.a, 11);
+	EXPECT_EQ(r.b, -22);
+	EXPECT_EQ(r.c, 33);
+	EXPECT_EQ(r.magic, JOURNAL_MAGIC);
+	EXPECT_TRUE(journal_valid(&r));
+	EXPECT_GT(r.ns, 0u);
+	EXPECT_LE(rd.recs[0].ns, rd.recs[1].ns);
+	EXPECT_EQ(rd.recs[2].b, INT64_MAX);
+	EXPECT_EQ(rd.recs[2].c, INT64_MIN);
+}
+
+TEST(Journal, LogPreservesErrno)
+{
+	ScratchDir d;
+	struct journal j;
+	ASSERT_EQ(journal_open(&j, d.sub("w.bin").c_str(), 0), 0);
+	errno = EXDEV;
+	EXPECT_NE(journal_log(&j, EV_WRITE_ERROR, 0, EXDEV, 0, 0, 0), 0u);
+	EXPECT_EQ(errno, EXDEV);
+	journal_close(&j);
+	/* a closed journal writes nothing, says 0, and still leaves errno alone */
+	errno = EPERM;
+	EXPECT_EQ(journal_log(&j, EV_ATTEMPT, 0, 0, 0, 0, 0), 0u);
+	EXPECT_EQ(errno, EPERM);
+}
+
+TEST(Journal, OpenFailsWithErrno)
+{
+	struct journal j;
+	errno = 0;
+	EXPECT_EQ(journal_open(&j, "/nonexistent-dir/x/w.bin", 0), -1);
+	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(j.fd, -1);
+}
+
+TEST(Journal, SequenceSourceIsReplaceable)
+{
+	static uint64_t next;
+	next = 1000;
+	uint64_t (*saved)(void) = journal_next_seq;
+	journal_next_seq = [] { return next++; };
+	ScratchDir d;
+	struct journal j;
+	ASSERT_EQ(journal_open(&j, d.sub("w.bin").c_str(), 1), 0);
+	EXPECT_EQ(journal_log(&j, EV_ATTEMPT, 0, 0, 0, 0, 0), 1000u);
+	EXPECT_EQ(journal_log(&j, EV_BUSY, 0, 0, 0, 0, 0), 1001u);
+	journal_close(&j);
+	journal_next_seq = saved;
+	Read rd = read_file(d.sub("w.bin"));
+	ASSERT_EQ(rd.recs.size(), 2u);
+	EXPECT_EQ(rd.recs[1].seq, 1001u);
+}
+
+TEST(Journal, ManyRecords)
+{
+	ScratchDir d;
+	std::string path = d.sub("w0000.bin");
+	write_n(path, 0, 20000);
+	Read rd = read_file(path);
+	ASSERT_EQ(rd.rc, 0);
+	ASSERT_EQ(rd.recs.size(), 20000u);
+	EXPECT_EQ(rd.torn, 0u);
+	for (size_t i = 0; i < rd.recs.size(); i++) {
+		ASSERT_EQ(rd.recs[i].op, i);
+		ASSERT_EQ(rd.recs[i].a, (int64_t)i);
+		if (i) {
+			ASSERT_GT(rd.recs[i].seq, rd.recs[i - 1].seq);
+		}
+	}
+}
+
+TEST(Journal, EmptyFileReadsAsNothing)
+{
+	ScratchDir d;
+	std::string path = d.sub("w.bin");
+	write_n(path, 0, 0);
+	Read rd = read_file(path);
+	EXPECT_EQ(rd.rc, 0);
+	EXPECT_EQ(rd.recs.size(), 0u);
+	EXPECT_EQ(rd.torn, 0u);
+	rd = read_file(d.sub("missing.bin"));
+	EXPECT_EQ(rd.rc, -1);
+}
+
+TEST(Journal, TruncatedTailIsSkippedAndReported)
+{
+	ScratchDir d;
+	std::string path = d.sub("w.bin");
+	write_n(path, 0, 10);
+	ASSERT_EQ(truncate(path.c_str(), 10 * 64 - 20), 0);
+	Read rd = read_file(path);
+	ASSERT_EQ(rd.rc, 0);
+	EXPECT_EQ(rd.recs.size(), 9u);
+	EXPECT_EQ(rd.torn, 44u);
+}
+
+TEST(Journal, GarbageTailIsSkippedAndReported)
+{
+	ScratchDir d;
+	std::string path = d.sub("w.bin");
+	write_n(path, 0, 10);
+	unsigned char junk[64 + 30];
+	for (size_t i = 0; i < sizeof junk; i++)
+		junk[i] = (unsigned char)(i * 37 + 5);
+	append_bytes(path, junk, 30);
+	Read rd = read_file(path);
+	EXPECT_EQ(rd.recs.size(), 10u);
+	EXPECT_EQ(rd.torn, 30u);
+	/* a whole record's worth of junk is not a record either */
+	append_bytes(path, junk, 64);
+	rd = read_file(path);
+	EXPECT_EQ(rd.recs.size(), 10u);
+	EXPECT_EQ(rd.torn, 94u);
+}
+
+TEST(Journal, CorruptChecksumStopsThere)
+{
+	ScratchDir d;
+	std::string path = d.sub("w.bin");
+	write_n(path, 0, 10);
+	int fd = open(path.c_str(), O_RDWR);
+	ASSERT_GE(fd, 0);
+	unsigned char byte;
+	off_t at = 5 * 64 + 40; /* inside record 5's payload */
+	ASSERT_EQ(pread(fd, &byte, 1, at), 1);
+	byte ^= 0x01;
+	ASSERT_EQ(pwrite(fd, &byte, 1, at), 1);
+	close(fd);
+	Read rd = read_file(path);
+	ASSERT_EQ(rd.rc, 0);
+	EXPECT_EQ(rd.recs.size(), 5u);
+	EXPECT_EQ(rd.torn, 5u * 64);
+}
+
+TEST(Journal, ValidRejectsBadMagicAndType)
+{
+	struct jrec r;
+	memset(&r, 0, sizeof r);
+	r.type = EV_BUSY;
+	r.magic = JOURNAL_MAGIC;
+	r.check = journal_checksum(&r);
+	EXPECT_TRUE(journal_valid(&r));
+	r.magic = 0x1234;
+	r.check = journal_checksum(&r);
+	EXPECT_FALSE(journal_valid(&r));
+	r.magic = JOURNAL_MAGIC;
+	r.type = EV__COUNT;
+	r.check = journal_checksum(&r);
+	EXPECT_FALSE(journal_valid(&r));
+	r.type = EV_NONE;
+	r.check = journal_checksum(&r);
+	EXPECT_FALSE(journal_valid(&r));
+}
+
+TEST(Journal, ReadDirMergesAndSortsBySeq)
+{
+	ScratchDir d;
+	ASSERT_EQ(mkdir(d.sub("journal").c_str(), 0755), 0);
+	write_seqs(d.sub("journal/w0000.bin"), 0, {1, 4, 5, 9, 12});
+	write_seqs(d.sub("journal/w0001.bin"), 1, {2, 3, 10, 11});
+	write_seqs(d.sub("journal/driver.bin"), JOURNAL_DRIVER, {6, 7, 8, 13});
+	write_seqs(d.sub("journal/notes.txt"), 5, {100}); /* not a journal */
+	append_bytes(d.sub("journal/w0001.bin"), "torn", 4);
+
+	struct jrec *r = nullptr;
+	size_t n = 0, torn = 0;
+	unsigned files = 0;
+	ASSERT_EQ(journal_read_dir(d.path.c_str(), &r, &n, &torn, &files), 0);
+	EXPECT_EQ(files, 3u);
+	EXPECT_EQ(torn, 4u);
+	ASSERT_EQ(n, 13u);
+	for (size_t i = 0; i < n; i++)
+		EXPECT_EQ(r[i].seq, i + 1);
+	EXPECT_EQ(r[5].worker, JOURNAL_DRIVER);
+	EXPECT_EQ(r[1].worker, 1);
+	free(r);
+}
+
+TEST(Journal, ReadDirIsStableAndSortsUnorderedFiles)
+{
+	ScratchDir d;
+	ASSERT_EQ(mkdir(d.sub("journal").c_str(), 0755), 0);
+	/* out of order within a file too (never written so, but sorted anyway);
+	 * equal seqs keep file-name order, then file order */
+	write_seqs(d.sub("journal/w0000.bin"), 0, {5, 3, 3, 1});
+	write_seqs(d.sub("journal/w0001.bin"), 1, {3, 2, 4});
+	struct jrec *r = nullptr;
+	size_t n = 0, torn = 0;
+	ASSERT_EQ(journal_read_dir(d.path.c_str(), &r, &n, &torn, nullptr), 0);
+	ASSERT_EQ(n, 7u);
+	std::vector<std::pair<uint64_t, int>> got;
+	for (size_t i = 0; i < n; i++)
+		got.push_back({r[i].seq, r[i].worker});
+	std::vector<std::pair<uint64_t, int>> want = {{1, 0}, {2, 1}, {3, 0}, {3, 0},
+						      {3, 1}, {4, 1}, {5, 0}};
+	EXPECT_EQ(got, want);
+	free(r);
+}
+
+TEST(Journal, ReadDirLargeInterleave)
+{
+	ScratchDir d;
+	ASSERT_EQ(mkdir(d.sub("journal").c_str(), 0755), 0);
+	const unsigned W = 7, per = 3000;
+	for (unsigned w = 0; w < W; w++) {
+		std::vector<uint64_t> s;
+		for (unsigned i = 0; i < per; i++)
+			s.push_back((uint64_t)i * W + ((w * 3) % W) + 1);
+		char name[64];
+		snprintf(name, sizeof name, "journal/w%04u.bin", w);
+		write_seqs(d.sub(name), w, s);
+	}
+	struct jrec *r = nullptr;
+	size_t n = 0, torn = 0;
+	unsigned files = 0;
+	ASSERT_EQ(journal_read_dir(d.path.c_str(), &r, &n, &torn, &files), 0);
+	EXPECT_EQ(files, W);
+	ASSERT_EQ(n, (size_t)W * per);
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(r[i].seq, i + 1) << i;
+	free(r);
+}
+
+TEST(Journal, ReadDirMissingFails)
+{
+	ScratchDir d;
+	struct jrec *r = nullptr;
+	size_t n = 0, torn = 0;
+	unsigned files = 0;
+	errno = 0;
+	EXPECT_EQ(journal_read_dir(d.path.c_str(), &r, &n, &torn, &files), -1);
+	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(r, nullptr);
+}
+
+TEST(Journal, PrintJsonParses)
+{
+	struct jrec recs[3];
+	memset(recs, 0, sizeof recs);
+	recs[0].type = EV_ACQUIRED;
+	recs[0].worker = 4;
+	recs[0].pid = 1234;
+	recs[0].op = 9;
+	recs[0].seq = 77;
+	recs[0].ns = 123456789012ull;
+	recs[0].a = 5;
+	recs[0].b = -1;
+	recs[0].c = 0;
+	recs[1] = recs[0];
+	recs[1].type = EV_ACQUIRE_ERROR;
+	recs[1].err = ENOENT;
+	recs[2] = recs[0];
+	recs[2].type = EV_KILLED;
+	recs[2].worker = JOURNAL_DRIVER;
+	recs[2].op = 3;
+
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ASSERT_NE(f, nullptr);
+	for (auto &r : recs)
+		journal_print_json(f, &r);
+	fclose(f);
+
+	std::vector<std::string> lines;
+	std::string all(buf, len);
+	free(buf);
+	size_t pos = 0, nl;
+	while ((nl = all.find('\n', pos)) != std::string::npos) {
+		lines.push_back(all.substr(pos, nl - pos));
+		pos = nl + 1;
+	}
+	EXPECT_EQ(pos, all.size()) << "every line ends with a newline";
+	ASSERT_EQ(lines.size(), 3u);
+
+	json_error_t err;
+	json_t *o = json_loads(lines[0].c_str(), 0, &err);
+	ASSERT_NE(o, nullptr) << err.text << ": " << lines[0];
+	EXPECT_EQ(json_integer_value(json_object_get(o, "seq")), 77);
+	EXPECT_EQ(json_integer_value(json_object_get(o, "ns")), 123456789012ll);
+	EXPECT_EQ(json_integer_value(json_object_get(o, "worker")), 4);
+	EXPECT_EQ(json_integer_value(json_object_get(o, "pid")), 1234);
+	EXPECT_EQ(json_integer_value(json_object_get(o, "op")), 9);
+	EXPECT_STREQ(json_string_value(json_object_get(o, "type")), "acquired");
+	EXPECT_TRUE(json_is_null(json_object_get(o, "err")));
+	EXPECT_EQ(json_integer_value(json_object_get(o, "a")), 5);
+	EXPECT_EQ(json_integer_value(json_object_get(o, "b")), -1);
+	EXPECT_EQ(json_integer_value(json_object_get(o, "c")), 0);
+	json_decref(o);
+
+	o = json_loads(lines[1].c_str(), 0, &err);
+	ASSERT_NE(o, nullptr) << err.text;
+	EXPECT_STREQ(json_string_value(json_object_get(o, "type")), "acquire-error");
+	EXPECT_STREQ(json_string_value(json_object_get(o, "err")), "ENOENT");
+	json_decref(o);
+
+	o = json_loads(lines[2].c_str(), 0, &err);
+	ASSERT_NE(o, nullptr) << err.text;
+	EXPECT_STREQ(json_string_value(json_object_get(o, "worker")), "driver");
+	EXPECT_STREQ(json_string_value(json_object_get(o, "type")), "killed");
+	EXPECT_EQ(json_integer_value(json_object_get(o, "op")), 3);
+	json_decref(o);
+}

@@ -1,0 +1,61 @@
+/*
+ * hold.c - the `hold` workload: acquire, hold for a chosen time, release.
+ *
+ * The lightest workload: it measures what a protocol costs per hand-over and
+ * exercises exclusion, own-release and liveness without a state file.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "../faults/fsx.h"
+#include "../harness/arena.h"
+#include "workload.h"
+
+enum { HOLD_MS, HOLD_JITTER };
+
+static const struct param hold_params[] = {
+	{ "hold_ms", 0, PU_MS, NULL, "how long each holder keeps the lock (scaled by --time-scale)" },
+	{ "hold_jitter", 0, PU_COUNT, NULL, "add 0..hold_jitter percent of hold_ms at random" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const char *const hold_points[] = {
+	"hold/hold/after-acquire",
+	"hold/hold/before-release",
+	NULL,
+};
+
+static int hold_setup(const struct run_config *cfg, const char *state_file)
+{
+	(void)cfg;
+	(void)state_file;
+	return 0;
+}
+
+static int hold_op(struct worker *w)
+{
+	if (worker_acquire(w, 0) != 0)
+		return 0;
+	fsx_point("hold/hold/after-acquire");
+	int64_t ms = w->wparam[HOLD_MS];
+	if (ms > 0 && w->wparam[HOLD_JITTER] > 0)
+		ms += (int64_t)prng_below(&w->rng, (uint64_t)(ms * w->wparam[HOLD_JITTER] / 100 + 1));
+	if (ms > 0) {
+		/* the watchdog must not count a chosen hold as lost progress */
+		atomic_store(&w->arena->w[w->id].excuse_ns, fsx_mono_ns() + ms * 1000000LL);
+		fsx_sleep_ms(ms);
+	}
+	fsx_point("hold/hold/before-release");
+	worker_release(w);
+	return 0;
+}
+
+const struct workload_ops hold_workload = {
+	.name = "hold",
+	.summary = "acquire, hold for hold_ms, release (no state file)",
+	.params = hold_params,
+	.points = hold_points,
+	.flags = 0,
+	.setup = hold_setup,
+	.op = hold_op,
+};

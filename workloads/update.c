@@ -1,0 +1,189 @@
+/*
+ * update.c - the `update` workload: doflow's updateTaskState (PROTOCOLS.md §3).
+ *
+ *   [AF1 folder-mkdir]  mkdir -p dirname(file)
+ *   [AF2 acquire]       the run's protocol; ENOENT retried FOLDER_RACE_RETRIES times
+ *                       (2.0.0 revision only: protocols with a held() check)
+ *   [UM1 read]          read + parse the state; missing = revision -1
+ *                       build: revision+1, own counter+1 (the merge: every other
+ *                       worker's counter is carried over from disk)
+ *   [UM2 tmp-write]     <file>.<pid>.tmp, O_TRUNC
+ *   [UM3 held-check]    2.0.0 only: if !held(): [UM4] rm tmp; lost; retry the
+ *                       whole update while attempt < lost_lock_retries
+ *   [UM5 rename]        tmp -> file (the commit)
+ *   [UM6 release]
+ *
+ * The state is {"version":1,"revision":N,"counts":{"<worker>":c}}: each commit
+ * adds one to the committer's own counter, so the checker counts lost writes
+ * exactly, per worker.  write=inplace replaces tmp+rename with an O_TRUNC
+ * write of the file itself: a deliberately torn write, so `state-intact`
+ * has a protocol-independent way to fail.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../faults/fsx.h"
+#include "../harness/config.h"
+#include "workload.h"
+
+enum { UP_LOST_RETRIES, UP_FOLDER_RETRIES, UP_WRITE };
+
+static const char *const write_choices[] = { "rename", "inplace", NULL };
+
+static const struct param update_params[] = {
+	{ "lost_lock_retries", 0, PU_COUNT, NULL, "update-merge lostLockRetries: redo the update after held() said no" },
+	{ "folder_race_retries", 5, PU_COUNT, NULL, "update-merge FOLDER_RACE_RETRIES: acquires retried on ENOENT" },
+	{ "write", 0, PU_CHOICE, write_choices, "rename: tmp + rename (the origin); inplace: O_TRUNC write of the file (torn on purpose)" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const char *const update_points[] = {
+	"update/folder/after-folder-mkdir",
+	"update/write/after-read",
+	"update/write/after-tmp-write",
+	"update/write/after-held-check",
+	"update/write/before-rename",
+	"update/write/after-rename",
+	NULL,
+};
+
+static int update_setup(const struct run_config *cfg, const char *state_file)
+{
+	(void)cfg;
+	(void)state_file;
+	return 0; /* the first writer creates the file: a missing state reads as revision -1 */
+}
+
+/* Read and parse; sets *rev to -1 when the file is missing. 0 ok, -1 errno
+ * (EBADMSG: the file is there but does not parse). */
+static int state_read(struct worker *w, struct update_state *st)
+{
+	char *buf;
+	size_t len;
+	st->nworkers = w->cfg->workers;
+	st->revision = -1;
+	st->counts = NULL;
+	if (fsx_read_file(w->state_file, &buf, &len) != 0) {
+		if (errno != ENOENT)
+			return -1;
+		st->counts = calloc(st->nworkers, sizeof *st->counts);
+		return st->counts ? 0 : -1;
+	}
+	int r = update_state_parse(buf, len, st); /* allocates st->counts */
+	int err = errno;
+	free(buf);
+	errno = err;
+	return r;
+}
+
+/* One write of the new state: 0 committed, 1 lost (held() said no), -1 errno. */
+static int state_write(struct worker *w, const struct update_state *st, int64_t own)
+{
+	size_t len;
+	char *text = update_state_format(st, &len);
+	if (!text)
+		return -1;
+	int rc = -1;
+	if (w->wparam[UP_WRITE] == 1) {
+		worker_log(w, EV_COMMIT_BEGIN, 0, st->revision, own, 0);
+		fsx_point("update/write/before-rename");
+		if (fsx_write_file(w->state_file, O_TRUNC, text, len) == 0)
+			rc = 0;
+		goto out_free;
+	}
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof tmp, "%s.%d.tmp", w->state_file, (int)getpid());
+	if (fsx_write_file(tmp, O_TRUNC, text, len) != 0)
+		goto out_free;
+	fsx_point("update/write/after-tmp-write");
+	if (w->lock.ops->flags & LOCK_HAS_HELD) {
+		int held = w->lock.ops->held(&w->lock);
+		fsx_point("update/write/after-held-check");
+		if (!held) {
+			fsx_unlink(tmp); /* errors ignored: "stale-temp pruning removes it later" */
+			rc = 1;
+			goto out_free;
+		}
+	}
+	worker_log(w, EV_COMMIT_BEGIN, 0, st->revision, own, 0);
+	fsx_point("update/write/before-rename");
+	if (fsx_rename(tmp, w->state_file) == 0)
+		rc = 0;
+out_free: {
+	int err = errno;
+	free(text);
+	errno = err;
+	}
+	return rc;
+}
+
+static int update_op(struct worker *w)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", w->state_file);
+	dirname(dir);
+	int new_rev = (w->lock.ops->flags & LOCK_HAS_HELD) != 0; /* update-merge vs update-merge-legacy */
+
+	for (int64_t attempt = 0;; attempt++) {
+		int r;
+		for (int64_t tries = 0;; tries++) {
+			if (fsx_mkdir_p(dir) != 0) {
+				worker_log(w, EV_ACQUIRE_ERROR, errno, attempt, 0, 0);
+				return 0;
+			}
+			fsx_point("update/folder/after-folder-mkdir");
+			r = worker_acquire(w, attempt);
+			if (r == -1 && errno == ENOENT && new_rev && tries < w->wparam[UP_FOLDER_RETRIES])
+				continue;
+			break;
+		}
+		if (r != 0)
+			return 0;
+
+		struct update_state st = { 0, NULL, 0 };
+		if (state_read(w, &st) != 0) {
+			int err = errno;
+			worker_log(w, EV_READ, err, -1, 0, 0);
+			free(st.counts);
+			worker_release(w); /* readTaskState threw: the finally still releases */
+			return 0;
+		}
+		int64_t read_rev = st.revision;
+		int64_t own = w->id < st.nworkers ? st.counts[w->id] : 0;
+		worker_log(w, EV_READ, 0, read_rev, own, 0);
+		fsx_point("update/write/after-read");
+
+		st.revision = (read_rev < 0 ? 0 : read_rev) + 1;
+		st.counts[w->id] = own + 1;
+		int wr = state_write(w, &st, own + 1);
+		int err = errno;
+		free(st.counts);
+		if (wr == 0) {
+			worker_log(w, EV_COMMIT, 0, read_rev < 0 ? 1 : read_rev + 1, own + 1, 0);
+			fsx_point("update/write/after-rename");
+		} else if (wr == 1) {
+			worker_log(w, EV_LOST, 0, attempt, 0, 0);
+		} else {
+			worker_log(w, EV_WRITE_ERROR, err, 0, 0, 0);
+		}
+		worker_release(w);
+		if (wr == 1 && attempt < w->wparam[UP_LOST_RETRIES])
+			continue;
+		return 0;
+	}
+}
+
+const struct workload_ops update_workload = {
+	.name = "update",
+	.summary = "doflow updateTaskState: lock, re-read, merge, revision+1, tmp + rename, release",
+	.params = update_params,
+	.points = update_points,
+	.flags = WL_CHECK_STATE,
+	.setup = update_setup,
+	.op = update_op,
+};

@@ -1,0 +1,90 @@
+/*
+ * workload.h - what a worker does with the lock.
+ *
+ * A workload is one const `struct workload_ops` in its own file, listed in
+ * workloads/registry.c.  setup() runs once in the driver before any worker
+ * forks; op() runs in a worker, once per operation, and journals every event
+ * of the operation (attempt, acquired/busy/acquire-error, reads, commits,
+ * release-begin, released) through worker_log().
+ */
+#ifndef LS_WORKLOAD_H
+#define LS_WORKLOAD_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "../faults/fault.h"
+#include "../harness/journal.h"
+#include "../harness/prng.h"
+#include "../protocols/lock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct arena;
+struct run_config;
+
+struct worker {
+	unsigned id;
+	unsigned incarnation;  /* 0 first; +1 for each --respawn */
+	int pid;
+	uint32_t op;           /* current op number (continues across incarnations) */
+	struct lock lock;
+	struct prng rng;
+	struct journal journal;
+	struct arena *arena;
+	struct fault_state fstate;
+	const struct run_config *cfg;
+	const int64_t *wparam; /* resolved workload params */
+	char state_file[PATH_MAX];
+};
+
+#define WL_CHECK_STATE 0x1u /* the checker reads the final state and commits */
+
+struct workload_ops {
+	const char *name;
+	const char *summary;
+	const struct param *params; /* terminated by {NULL} */
+	const char *const *points;  /* NULL-terminated */
+	unsigned flags;
+	/* Driver, before fork: make the initial state. 0 or -1 errno. */
+	int (*setup)(const struct run_config *cfg, const char *state_file);
+	/* Worker: one operation. 0 done (whatever the lock said), -1 the harness failed (errno). */
+	int (*op)(struct worker *w);
+};
+
+extern const struct workload_ops *const workload_registry[];
+const struct workload_ops *workload_find(const char *name);
+void workload_names(char *buf, size_t len);
+
+extern const struct workload_ops update_workload;
+extern const struct workload_ops hold_workload;
+
+/* Journal an event for this worker (also feeds the arena's live stats and
+ * online holder counter).  Returns the record's seq. */
+uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, int64_t c);
+
+/* Shared acquire/release wrappers that journal attempt/acquired/busy/error
+ * and release-begin/released/release-error.  acquire returns as ops->acquire. */
+int worker_acquire(struct worker *w, int64_t attempt);
+int worker_release(struct worker *w);
+
+/* update workload's state file: {"version":1,"revision":N,"counts":{"<w>":c,...}} */
+struct update_state {
+	int64_t revision;  /* -1: missing */
+	int64_t *counts;   /* nworkers entries, 0 if absent */
+	unsigned nworkers;
+};
+/* 0 parsed; -1 with errno EBADMSG (unparseable).  Set st->nworkers first:
+ * parse allocates st->counts (nworkers entries); free with update_state_free. */
+int update_state_parse(const char *buf, size_t len, struct update_state *st);
+/* malloc'd JSON text */
+char *update_state_format(const struct update_state *st, size_t *len);
+/* Free st->counts (as allocated by update_state_parse); safe to call twice. */
+void update_state_free(struct update_state *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
