@@ -484,7 +484,8 @@ int fsx_list(const char *dir, struct fsx_list *out)
 		errno = err;
 		return -1;
 	}
-	qsort(out->names, out->n, sizeof *out->names, name_cmp);
+	if (out->n)
+		qsort(out->names, out->n, sizeof *out->names, name_cmp);
 	fsx_leave(FSX_LIST, 0, 0);
 	return 0;
 }

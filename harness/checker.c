@@ -410,11 +410,12 @@ static void ck_commit_begin(struct ck *c, unsigned w, const struct jrec *r)
 		return;
 	ck_violation(c, INV_ZOMBIE_WRITE, (int32_t)w, r->op, r->seq, s->over_by, s->over_op,
 		     s->over_seq,
-		     "w%u began a commit of revision %lld (op %u, seq %llu) after w%d acquired "
-		     "its lock at seq %llu (op %u; %s after %.1f ms)",
+		     "w%u began a commit of revision %lld (op %u, seq %llu) after w%d took its "
+		     "lock at seq %llu (op %u): %s %.1f ms into the hold",
 		     w, (long long)r->a, r->op, (unsigned long long)r->seq, (int)s->over_by,
 		     (unsigned long long)s->over_seq, s->over_op,
-		     s->over_legal ? "a legal reclaim" : "an overlap", ck_ms(s->over_age_ns));
+		     s->over_legal ? "a legal reclaim" : "an overlap, not a legal reclaim,",
+		     ck_ms(s->over_age_ns));
 }
 
 static int ck_commit(struct ck *c, unsigned w, const struct jrec *r)
@@ -704,8 +705,8 @@ static int ck_final_state(struct ck *c)
 
 			/* one example per worker, but every commit is lost */
 			ck_violation(c, INV_NO_LOST_WRITES, (int32_t)w, 0, 0, -1, 0, 0,
-				     "w%u committed %llu updates, the final state is %s", w,
-				     (unsigned long long)committed, why);
+				     "w%u committed %llu update%s, the final state is %s", w,
+				     (unsigned long long)committed, committed == 1 ? "" : "s", why);
 			v->violations += committed - 1;
 			continue;
 		}
@@ -713,8 +714,9 @@ static int ck_final_state(struct ck *c)
 		if (f >= committed)
 			continue;
 		ck_violation(c, INV_NO_LOST_WRITES, (int32_t)w, 0, 0, -1, 0, 0,
-			     "w%u committed %llu updates, the final state holds %llu", w,
-			     (unsigned long long)committed, (unsigned long long)f);
+			     "w%u committed %llu update%s, the final state holds %llu", w,
+			     (unsigned long long)committed, committed == 1 ? "" : "s",
+			     (unsigned long long)f);
 		c->out->inv[INV_NO_LOST_WRITES].violations += committed - f - 1;
 	}
 	update_state_free(&st);

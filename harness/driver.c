@@ -214,6 +214,17 @@ struct supervisor {
 	sigset_t oldmask;
 };
 
+/* What for=Nstale means for this worker: its protocol's stale age, or for the
+ * controls that never reclaim (flock, none) their nominal stale_ms param. */
+static int64_t fault_stale_ms(const struct lock *lk)
+{
+	int64_t st = lk->ops->stale_ms(lk);
+	if (st != LS_NEVER)
+		return st;
+	int i = param_index(lk->ops->params, "stale_ms");
+	return i >= 0 ? lk->param[i] : 10000;
+}
+
 static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned incarnation)
 {
 	const struct run_config *cfg = sv->cfg;
@@ -250,7 +261,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.fstate = &w.fstate,
 		.rng = &w.rng,
 		.lock_path = w.lock.path,
-		.stale_ms = w.lock.ops->stale_ms(&w.lock),
+		.stale_ms = fault_stale_ms(&w.lock),
 		.op = &w.op,
 		.trace = cfg->trace,
 	};

@@ -201,8 +201,8 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
  * tail.  journal_read_dir merges one stream per file straight into the
  * output array: each file is already in seq order (one process takes its
  * numbers one after another), so a k-way merge needs no second copy of ten
- * million records, and a pass afterwards checks the order and sorts if a
- * file was not in order after all.
+ * million records.  Should a file not be in order after all, the merge is
+ * thrown away and the files are concatenated in name order and stable-sorted.
  */
 #define JSTREAM_BUF (32 * 1024)
 
@@ -212,7 +212,9 @@ struct jstream {
 	uint64_t left;        /* bytes of the file not read into buf yet */
 	size_t have, pos;     /* bytes in buf; offset of the next record */
 	size_t torn;          /* set when the stream ends */
-	int live;             /* cur holds a valid record */
+	int unordered;        /* a record came with a smaller seq than the one before */
+	uint64_t last_seq;    /* seq of the previous record */
+	size_t count;         /* records delivered */
 	struct jrec cur;
 	unsigned char buf[JSTREAM_BUF];
 };
@@ -253,7 +255,6 @@ static void jstream_close(struct jstream *s)
  * set), -1 read error with errno. */
 static int jstream_next(struct jstream *s)
 {
-	s->live = 0;
 	if (s->have - s->pos < sizeof(struct jrec)) {
 		memmove(s->buf, s->buf + s->pos, s->have - s->pos);
 		s->have -= s->pos;
@@ -280,8 +281,11 @@ static int jstream_next(struct jstream *s)
 	if (s->have - s->pos >= sizeof(struct jrec)) {
 		memcpy(&s->cur, s->buf + s->pos, sizeof s->cur);
 		if (journal_valid(&s->cur)) {
+			if (s->count && s->cur.seq < s->last_seq)
+				s->unordered = 1;
+			s->last_seq = s->cur.seq;
+			s->count++;
 			s->pos += sizeof(struct jrec);
-			s->live = 1;
 			return 1;
 		}
 	}
@@ -500,6 +504,40 @@ out_free_heap:
 	return -1;
 }
 
+/*
+ * The slow path for a file out of seq order: read the files again, one after
+ * another in name order, into *all, and stable-sort the whole.
+ */
+static int journal_concat_sort(const char *dirpath, char *const *names, size_t nnames,
+			       struct jrec **all, size_t *n, size_t *torn)
+{
+	char path[4096 + 256];
+	size_t cnt = 0, cap = *n, torn_total = 0;
+
+	for (size_t i = 0; i < nnames; i++) {
+		struct jrec *recs;
+		size_t k, t;
+
+		snprintf(path, sizeof path, "%s/%s", dirpath, names[i]);
+		if (journal_read_file(path, &recs, &k, &t) < 0)
+			return -1;
+		if (journal_reserve(all, &cap, cnt + k) < 0) {
+			free(recs);
+			return -1;
+		}
+		if (k)
+			memcpy(*all + cnt, recs, k * sizeof *recs);
+		free(recs);
+		cnt += k;
+		torn_total += t;
+	}
+	if (journal_sort(*all, cnt) < 0)
+		return -1;
+	*n = cnt;
+	*torn = torn_total;
+	return 0;
+}
+
 int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
 		     unsigned *files)
 {
@@ -510,7 +548,7 @@ int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *t
 	struct jrec *all = NULL;
 	struct dirent *de;
 	DIR *d;
-	int saved;
+	int saved, unordered = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -560,16 +598,12 @@ int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *t
 	if (journal_merge(s, nnames, all, &cnt) < 0)
 		goto out_err;
 	for (size_t i = 0; i < nnames; i++) {
+		unordered |= s[i].unordered;
 		torn_total += s[i].torn;
 		jstream_close(&s[i]);
 	}
-	for (size_t i = 1; i < cnt; i++) {
-		if (all[i].seq < all[i - 1].seq) {
-			if (journal_sort(all, cnt) < 0)
-				goto out_err;
-			break;
-		}
-	}
+	if (unordered && journal_concat_sort(dirpath, names, nnames, &all, &cnt, &torn_total) < 0)
+		goto out_err;
 	if (cnt == 0) {
 		free(all);
 		all = NULL;

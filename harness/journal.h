@@ -85,7 +85,8 @@ int journal_type_from_name(const char *name);
 
 int journal_open(struct journal *j, const char *path, unsigned worker);
 void journal_close(struct journal *j);
-/* Write one record; seq and ns are taken here.  Returns the record's seq. */
+/* Write one record; seq and ns are taken here.  Returns the record's seq, or 0
+ * if it could not be written; errno is left as the caller had it either way. */
 uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 		     int64_t a, int64_t b, int64_t c);
 /* Write a fully formed record (seq/ns already set); checksum is filled in. */

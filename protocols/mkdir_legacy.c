@@ -19,26 +19,29 @@
  *
  * Steps (numbers and labels as in PROTOCOLS.md §1):
  *
- *   try (tryAcquireLock, never waits)           acquire (acquireLock, waits)
- *   ML1 mkdir L --ok--> HELD                     loop while attempt < retries and
- *    | EEXIST          other errno --> raise        (first attempt or now < deadline):
- *   ML2 stat L --ENOENT--> ML3 mkdir L            MA1 mkdir L --ok--> HELD
- *    | ok   other --> BUSY   ok-->HELD             | any errno (all is contention)
- *    |                       EEXIST-->BUSY        MA2 stat L --err--> MA4
- *    |                       other-->raise         | ok: age > stale ? MA3 : MA4
- *   ML4 now - mtime > stale ? --no--> BUSY        MA3 rmdir L --ok--> next attempt
- *    | yes                                         | err
- *   ML5 rmdir L --ok|ENOENT--> ML6 mkdir L        MA4 sleep(wait_ms)
- *    | other --> BUSY          ok-->HELD          BUSY ("Could not lock ... after 5s")
- *                              EEXIST-->BUSY
- *                              other-->raise
- *   bounded: try, up to 1 + bounded_retries times, bounded_wait_ms apart.
- *   release: MR1 rmdir L, every errno ignored ("released is released").
+ *   try (tryAcquireLock; never waits)
+ *     ML1 mkdir L          ok: HELD | EEXIST: ML2 | other: raise (no win32 case, K-ML-4)
+ *     ML2 stat L           ok: ML4 | ENOENT: ML3 | other: BUSY
+ *     ML3 mkdir L          ok: HELD | EEXIST: BUSY | other: raise
+ *     ML4 now-mtime>stale  no: BUSY (a live holder is never waited on) | yes: ML5
+ *     ML5 rmdir L          ok, ENOENT: ML6 | other (ENOTEMPTY...): BUSY
+ *     ML6 mkdir L          ok: HELD | EEXIST: BUSY | other: raise
  *
- * Points: "mkdir-legacy/<op>/after-<label>" fires once step <label> has
- * taken the outcome that continues the main path (the call succeeded, or
- * for a decision step, the lock was judged stale); release also has
- * "before-rmdir".  Every name is listed in ml_points[].
+ *   acquire (acquireLock; up to `retries` attempts while now < start + retries x wait_ms)
+ *     MA1 mkdir L          ok: HELD | any errno: MA2 (all of it is contention, K-ML-3)
+ *     MA2 stat L           ok and now-mtime>stale: MA3 | otherwise: MA4
+ *     MA3 rmdir L          ok: next attempt at once | error: MA4
+ *     MA4 sleep wait_ms    next attempt
+ *     out of attempts:     BUSY ("Could not lock '<file>' after 5s")
+ *
+ *   bounded (boundedAcquire): try, up to 1 + bounded_retries times, bounded_wait_ms apart
+ *   release (RELEASE_L): MR1 rmdir L, every errno ignored ("released is released")
+ *   held: always 1 (no such check in beta.5)
+ *
+ * Points: "mkdir-legacy/<op>/after-<label>" follows step <label> when it
+ * succeeded (for the age check: when it judged the lock stale), i.e. on the
+ * way toward taking the lock; release also has "before-rmdir".  Every name
+ * is listed in ml_points[].
  */
 #include <assert.h>
 #include <errno.h>

@@ -28,29 +28,42 @@
  * BUSY (give up for now), AGAIN (look again at once), and RAISE (an errno
  * out of ATTEMPT, which the drivers propagate).
  *
- *   ATTEMPT  AT1 t0=now  AT2 mkdir L --EEXIST (or EPERM/EACCES on win32)--> RECLAIM
- *                          | ok                   other errno --> RAISE
- *                        AT3 mkdir L/me --ENOENT--> AGAIN; other --> RAISE
- *                        AT4 now-t0 >= stale/2 ? WITHDRAW, AGAIN
- *                        AT5 ELECT(rejoin)
- *   RECLAIM  RC1 judged=stat L   RC2 age <= stale ? BUSY   RC3 E=readdir L
- *            RC4 listed=stat L; identity or mtime moved ? AGAIN
- *            RC6 mkdir L/me (pins L)   RC7 stat L != judged ? WITHDRAW, AGAIN
- *            RC8 rmdir L/n for n in E (ok|ENOENT next; other: WITHDRAW, BUSY)
- *            RC9 ELECT(rejoin)        (RC1/3/4/6 errors: ENOENT AGAIN, other BUSY)
- *   ELECT    EL1 E=readdir L: me not in E -> AGAIN; |E|==1 -> HELD;
- *                rejoin and me sorts first -> QUEUED
- *            EL2/3 PINNED   EL4 not pinned: WITHDRAW, AGAIN
- *            EL5 !rejoin: WITHDRAW, BUSY   EL6 LEAVE
- *   LEAVE    LV1 WITHDRAW  LV2 readdir L: non-empty -> BUSY
- *            LV3 fresh name  LV4 mkdir L/me  LV5 stat L != pinned -> WITHDRAW, AGAIN
- *            LV6 ELECT(no rejoin)
- *   RELEASE  RL0 once  RL1/2 mine=PINNED  RL3 rmdir L/me (fail: return)
- *            RL4 mine and stat L same as mine ?  RL5 rmdir L (errors ignored)
- *   HELD     HC1 exists L/me
+ *   ATTEMPT
+ *     AT1 t0 := now
+ *     AT2 mkdir L          ok: AT3 | EEXIST: RECLAIM | EPERM, EACCES on win32: RECLAIM
+ *                          | other (ENOENT = folder swept, ENOSPC...): RAISE
+ *     AT3 mkdir L/me       ok: AT4 | ENOENT: AGAIN | other: RAISE
+ *     AT4 now-t0 >= stale/2    yes: WITHDRAW, AGAIN (the publish bound)
+ *     AT5 ELECT(rejoin)
+ *   RECLAIM (L was there)
+ *     RC1 judged := stat L     ENOENT: AGAIN | other: BUSY
+ *     RC2 now-mtime <= stale   yes: BUSY
+ *     RC3 E := readdir L       ENOENT: AGAIN | other: BUSY
+ *     RC4 listed := stat L     ENOENT: AGAIN | other: BUSY | moved (identity or mtime): AGAIN
+ *     RC6 mkdir L/me           ENOENT: AGAIN | other (EEXIST too): BUSY   (pins L)
+ *     RC7 stat L same as judged?   no, or any errno: WITHDRAW, AGAIN
+ *     RC8 rmdir L/n, n in E    ok, ENOENT: next | other (ENOTDIR...): WITHDRAW, BUSY
+ *     RC9 ELECT(rejoin)
+ *   ELECT(rejoin)
+ *     EL1 E := readdir L       error: EL4 | me not in E: AGAIN | |E| == 1: HELD
+ *                              | rejoin and me sorts first: QUEUED
+ *     EL2/EL3 PINNED   EL4 not pinned: WITHDRAW, AGAIN
+ *     EL5 !rejoin: WITHDRAW, BUSY      EL6 LEAVE
+ *   LEAVE(pinned)
+ *     LV1 WITHDRAW   LV2 readdir L     ENOENT: AGAIN | other: BUSY | non-empty: BUSY
+ *     LV3 fresh name LV4 mkdir L/me    ENOENT: AGAIN | other: BUSY
+ *     LV5 stat L same as pinned?       no: WITHDRAW, AGAIN
+ *     LV6 ELECT(no rejoin)
+ *   GIVEUP      ELECT(rejoin); still QUEUED: PINNED, then LEAVE (not pinned: WITHDRAW, AGAIN)
+ *   QUEUED_STEP ELECT(rejoin)
+ *   WITHDRAW    WD1 rmdir L/me, errors ignored
+ *   PINNED      PN1 stat L (error: null), PN2 exists L/me (false: null)
+ *   RELEASE     RL0 only once   RL1/RL2 mine := PINNED   RL3 rmdir L/me (error: done)
+ *               RL4 mine and stat L same as mine?   RL5 rmdir L (errors ignored)
+ *   HELD        HC1 exists L/me
  *
- *   try:      3 rounds of ATTEMPT, a QUEUED entry polled every contend_wait_ms
- *             until contend_ms, then GIVEUP.
+ *   try:      3 rounds of ATTEMPT; a QUEUED entry is polled every
+ *             contend_wait_ms until contend_ms, then GIVEUP.
  *   acquire:  up to `retries` ATTEMPT/QUEUED_STEP calls within retries x
  *             wait_ms, sleeping wait_ms after BUSY or QUEUED; GIVEUP at the end.
  *   bounded:  try, up to 1 + bounded_retries times, bounded_wait_ms apart.
@@ -58,10 +71,12 @@
  * Not modelled: the custom `stale` rule and `entryName`/`removeEntry` options
  * (RC5, QUEUED_STEP's long form): the default form only.
  *
- * Points: "mkdir-owner/<op>/after-<label>" fires once step <label> has taken
- * the outcome that continues the main path; WITHDRAW and PINNED are named
- * after their caller ("mkdir-owner/elect/after-withdraw").  Every name is
- * listed in mo_points[].
+ * Points: "mkdir-owner/<op>/after-<label>" follows step <label> when it
+ * succeeded (steps whose errors are ignored: always; decision steps: when
+ * the decision goes on toward taking the lock).  WITHDRAW and PINNED are
+ * named after their caller ("mkdir-owner/elect/after-withdraw",
+ * "mkdir-owner/release/after-pin-exists").  Every name is listed in
+ * mo_points[].
  */
 #include <assert.h>
 #include <errno.h>
@@ -311,7 +326,6 @@ static enum mo_outcome mo_elect(struct lock *lk, int rejoin);
  */
 static enum mo_outcome mo_leave(struct lock *lk, const struct fsx_stat *pinned)
 {
-	const struct fsx_stat pin = *pinned; /* PINNED calls below may reuse the caller's copy */
 	struct fsx_list e;
 	char entry[PATH_MAX];
 	size_t n;
@@ -338,7 +352,7 @@ static enum mo_outcome mo_leave(struct lock *lk, const struct fsx_stat *pinned)
 	fsx_point("mkdir-owner/leave/after-reenter-mkdir");
 
 	/* [LV5 stat-pin] */
-	if (!mo_still_at_l(lk, &pin)) {
+	if (!mo_still_at_l(lk, pinned)) {
 		mo_withdraw(lk, "mkdir-owner/leave/after-withdraw");
 		return MO_AGAIN;
 	}

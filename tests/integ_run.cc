@@ -135,14 +135,19 @@ TEST(IntegRun, InplaceWritesBreakStateIntactWithoutALock)
 TEST(IntegRun, LegacyMkdirLockLosesWritesWhenAHolderStallsPastTheStaleAge)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run -p mkdir-legacy -w update -n 8 -d 4s --time-scale 0.01 -s 7 "
-				"--fault 'stall@mkdir-legacy/*:p=0.05,for=1.5stale' -q --dir " +
+	/* Stalls at every legacy step, and between the read and the rename (K-ML-2's
+	 * window), so both known interleavings are hit in every run, not in most. */
+	CmdResult r = lockstorm("run -p mkdir-legacy -w update -n 8 --ops 600 --time-scale 0.01 -s 7 "
+				"--fault 'stall@mkdir-legacy/*:p=0.05,for=1.5stale' "
+				"--fault 'stall@update/write/after-read:p=0.05,for=1.5stale' -q --dir " +
 				d.sub("w") + " -o " + d.sub("out") + " --json " + d.sub("r.json"));
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
 	Report rep(d.sub("r.json"));
 	ASSERT_TRUE(rep.root);
 	EXPECT_GT(rep.violations("exclusion"), 0);        /* K-ML-1 */
 	EXPECT_GT(rep.violations("no-lost-writes"), 0);   /* K-ML-2 */
+	EXPECT_GT(rep.violations("zombie-write"), 0);     /* the stalled holder wrote after the reclaim */
+	EXPECT_GT(rep.violations("own-release"), 0);      /* its release removed the next holder's lock */
 	EXPECT_GT(rep.total("stalls"), 0);
 	/* the report names the workers involved */
 	EXPECT_NE(rep.example("exclusion").find("w"), std::string::npos);
@@ -269,4 +274,17 @@ TEST(IntegRun, HelpTellsTheRunOptions)
 	EXPECT_EQ(r.status, 0);
 	for (const char *opt : { "--fault", "--time-scale", "--param", "--respawn", "--json", "-o" })
 		EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+}
+
+TEST(IntegRun, FlockIsNeverCaughtEvenUnderStallsAndCrashes)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -p flock -w update -n 8 --ops 1500 --time-scale 0.001 -s 5 "
+				"--fault 'stall@flock/*:p=0.02,for=1.5stale' --fault 'crash@update/write/*:p=0.005' "
+				"--respawn --dir " + d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_GT(rep.total("stalls"), 0);
+	EXPECT_GT(rep.total("crashes"), 0);
 }

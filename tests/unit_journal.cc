@@ -341,6 +341,21 @@ TEST(Journal, ReadDirLargeInterleave)
 	free(r);
 }
 
+TEST(Journal, ReadDirEmpty)
+{
+	ScratchDir d;
+	ASSERT_EQ(mkdir(d.sub("journal").c_str(), 0755), 0);
+	write_seqs(d.sub("journal/w0000.bin"), 0, {});
+	struct jrec *r = nullptr;
+	size_t n = 1, torn = 1;
+	unsigned files = 0;
+	ASSERT_EQ(journal_read_dir(d.path.c_str(), &r, &n, &torn, &files), 0);
+	EXPECT_EQ(n, 0u);
+	EXPECT_EQ(torn, 0u);
+	EXPECT_EQ(files, 1u);
+	free(r);
+}
+
 TEST(Journal, ReadDirMissingFails)
 {
 	ScratchDir d;
