@@ -42,21 +42,21 @@ struct arena_breach {
 	uint64_t seq;
 };
 
-struct arena_worker {
+struct arena_worker {  /* one per worker, on its own cache lines */
 	_Atomic int32_t pid;
 	_Atomic int32_t holding;      /* between acquired and release-begin */
-	_Atomic int64_t progress_ns;  /* last journal record or point passed */
+	_Atomic uint64_t progress;    /* ticks: +1 per journal record or point passed (no clock read) */
 	_Atomic int64_t excuse_ns;    /* the watchdog must not fire before this (announced stalls, holds) */
-	_Atomic uint64_t last_point;  /* hash of the last point passed */
+	_Atomic uint64_t last_point;  /* the last point's name (a string literal: same address in the driver) */
 	_Atomic uint32_t incarnation;
 	_Atomic uint32_t next_op;     /* op numbers continue across incarnations */
 	_Atomic uint64_t ops, acquired, committed, busy, errors, lost, crashes, stalls;
 	_Atomic uint64_t calls[FSX_OP_COUNT];
-};
+} __attribute__((aligned(64)));
 
 struct arena {
-	_Atomic uint64_t seq;
-	_Atomic uint32_t ready;       /* workers at the barrier */
+	_Atomic uint64_t seq __attribute__((aligned(64)));
+	_Atomic uint32_t ready __attribute__((aligned(64))); /* workers at the barrier */
 	_Atomic uint32_t go;          /* futex: 0 wait, 1 run */
 	_Atomic uint32_t stop;        /* 1: finish the current op and leave */
 	_Atomic uint64_t ops_claimed;

@@ -485,11 +485,14 @@ static void ck_driver(struct ck *c, const struct jrec *r)
 		return;
 	s = &c->w[v];
 	if (r->type == EV_LIVENESS) {
+		const char *pname = journal_point_name ? journal_point_name((uint64_t)r->a) : NULL;
+		char hex[32];
+		snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)r->a);
 		ck_violation(c, INV_LIVENESS, (int32_t)v, s->attempting ? s->att_op : 0,
 			     s->attempting ? s->att_seq : 0, -1, 0, r->seq,
 			     "the watchdog found w%u without progress for %lld ms (budget %lld ms), "
-			     "last point 0x%llx, at seq %llu",
-			     v, (long long)r->b, (long long)r->c, (unsigned long long)r->a,
+			     "last point %s, at seq %llu",
+			     v, (long long)r->b, (long long)r->c, pname ? pname : hex,
 			     (unsigned long long)r->seq);
 		s->att_reported = 1; /* do not count the same stuck attempt twice */
 		return;
@@ -732,6 +735,27 @@ static void ck_free(struct ck *c)
 	free(c->commits);
 }
 
+/* A run in which attempts were made, some raised an error, and not one ever
+ * took the lock proves nothing about safety and everything about liveness
+ * (a missing folder, a refused mkdir): never let it pass as clean. */
+static void ck_never_acquired(struct ck *c)
+{
+	const struct jrec *first = NULL;
+	if (c->out->acquired || !c->out->attempts)
+		return;
+	for (size_t i = 0; i < c->in->n && !first; i++)
+		if (c->in->rec[i].type == EV_ACQUIRE_ERROR && c->in->rec[i].worker != JOURNAL_DRIVER)
+			first = &c->in->rec[i];
+	if (!first)
+		return;
+	ck_violation(c, INV_LIVENESS, first->worker, first->op, first->seq, -1, 0, 0,
+		     "no attempt ever took the lock: %llu attempts, %llu busy, %llu errors "
+		     "(first: w%u op %u raised %s)",
+		     (unsigned long long)c->out->attempts, (unsigned long long)c->out->busy,
+		     (unsigned long long)c->out->errors, (unsigned)first->worker, first->op,
+		     strerrorname_np(first->err) ? strerrorname_np(first->err) : "an error");
+}
+
 int check_run(const struct check_input *in, struct check_result *out)
 {
 	struct ck c;
@@ -796,6 +820,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 			ck_attempt_end(&c, w, &end, "was still waiting when the journal ended");
 	}
 	ck_stretch_judge(&c);
+	ck_never_acquired(&c);
 
 	if (in->check_state) {
 		if (ck_serial(&c) < 0 || ck_final_state(&c) < 0)

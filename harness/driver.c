@@ -40,6 +40,8 @@ struct slot {
 	pid_t pid;            /* 0: not running */
 	unsigned incarnation;
 	int watchdog_killed;
+	uint64_t last_tick;   /* the worker's progress ticks when last sampled */
+	int64_t last_change;  /* mono ns when they last moved */
 	int exited;           /* left on its own after stop */
 };
 
@@ -246,7 +248,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 
 	char jpath[PATH_MAX + 64];
 	snprintf(jpath, sizeof jpath, "%s/journal/w%04u.bin", cfg->outdir, id);
-	if (journal_open(&w.journal, jpath, id) != 0)
+	if (journal_open_mapped(&w.journal, jpath, id) != 0)
 		_exit(3);
 	unsigned slot = cfg_proto_slot(cfg, id);
 	lock_setup(&w.lock, cfg->proto[slot], w.state_file, cfg->pvals[slot], id, &w.rng);
@@ -267,7 +269,6 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 	};
 	fsx_bind(&b);
 	struct arena_worker *aw = &sv->arena->w[id];
-	atomic_store(&aw->progress_ns, fsx_mono_ns());
 	worker_log(&w, EV_WORKER_START, 0, incarnation, 0, 0);
 	if (incarnation == 0)
 		arena_wait_go(sv->arena);
@@ -303,7 +304,8 @@ static int spawn(struct supervisor *sv, unsigned id, unsigned incarnation)
 	sv->slot[id].incarnation = incarnation;
 	atomic_store(&sv->arena->w[id].pid, pid);
 	atomic_store(&sv->arena->w[id].incarnation, incarnation);
-	atomic_store(&sv->arena->w[id].progress_ns, fsx_mono_ns());
+	sv->slot[id].last_tick = atomic_load(&sv->arena->w[id].progress);
+	sv->slot[id].last_change = fsx_mono_ns();
 	return 0;
 }
 
@@ -356,7 +358,12 @@ static void watchdog(struct supervisor *sv, int64_t extra_ms)
 		if (!s->pid || s->watchdog_killed)
 			continue;
 		struct arena_worker *aw = &sv->arena->w[i];
-		int64_t since = atomic_load(&aw->progress_ns);
+		uint64_t tick = atomic_load(&aw->progress);
+		if (tick != s->last_tick) {
+			s->last_tick = tick;
+			s->last_change = now;
+		}
+		int64_t since = s->last_change;
 		int64_t excuse = atomic_load(&aw->excuse_ns);
 		if (excuse > since)
 			since = excuse;
@@ -365,7 +372,8 @@ static void watchdog(struct supervisor *sv, int64_t extra_ms)
 		int64_t quiet_ms = (now - since) / 1000000;
 		if (quiet_ms <= sv->budget_ms[i] + extra_ms)
 			continue;
-		journal_log(&sv->dj, EV_LIVENESS, i, 0, (int64_t)atomic_load(&aw->last_point), quiet_ms,
+		const char *point = (const char *)(uintptr_t)atomic_load(&aw->last_point);
+		journal_log(&sv->dj, EV_LIVENESS, i, 0, point ? (int64_t)fsx_point_hash(point) : 0, quiet_ms,
 			    sv->budget_ms[i]);
 		s->watchdog_killed = 1;
 		kill(s->pid, SIGKILL);
@@ -570,20 +578,20 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
-static void finish_report(const struct run_config *cfg, const struct check_result *res, const char *outdir,
-			  int write_outdir_json)
+static void finish_report(const struct run_config *cfg, const struct check_result *res,
+			  const struct report_live *live, const char *outdir, int write_outdir_json)
 {
 	if (cfg->quiet)
 		report_print_verdict(stdout, res);
 	else
-		report_print_text(stdout, cfg, res);
+		report_print_text(stdout, cfg, res, live);
 	if (write_outdir_json) {
 		char p[PATH_MAX + 64];
 		snprintf(p, sizeof p, "%s/report.json", outdir);
-		if (report_write_json(p, cfg, res) != 0)
+		if (report_write_json(p, cfg, res, live) != 0)
 			fprintf(stderr, "lockstorm: cannot write %s: %s\n", p, strerror(errno));
 	}
-	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res) != 0)
+	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res, live) != 0)
 		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->json_path, strerror(errno));
 }
 
@@ -671,7 +679,17 @@ int driver_run(struct run_config *cfg)
 		fprintf(stderr, "lockstorm: %s\n", why);
 		goto out_mem;
 	}
-	finish_report(cfg, &res, cfg->outdir, !cfg->outdir_temp);
+	static struct report_live live;
+	memset(&live, 0, sizeof live);
+	for (unsigned i = 0; i < cfg->workers; i++)
+		for (int op = 0; op < FSX_OP_COUNT; op++)
+			live.fs_calls[op] += atomic_load(&sv.arena->w[i].calls[op]);
+	live.online_breaches = atomic_load(&sv.arena->breaches);
+	if (live.online_breaches) {
+		live.first_a = sv.arena->breach[0].first;
+		live.first_b = sv.arena->breach[0].second;
+	}
+	finish_report(cfg, &res, &live, cfg->outdir, !cfg->outdir_temp);
 	if (!cfg->quiet && !cfg->outdir_temp)
 		fprintf(stderr, "lockstorm: journals, final state and report.json kept in %s\n", cfg->outdir);
 	rc = res.pass ? 0 : 1;
@@ -714,6 +732,6 @@ int driver_check(const char *outdir, int quiet, const char *json_path)
 		fprintf(stderr, "lockstorm: no journals in %s/journal\n", outdir);
 		return 2;
 	}
-	finish_report(&cfg, &res, outdir, 0);
+	finish_report(&cfg, &res, NULL, outdir, 0);
 	return res.pass ? 0 : 1;
 }

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,11 +85,13 @@ static uint64_t journal_local_seq(void)
 }
 
 uint64_t (*journal_next_seq)(void) = journal_local_seq;
+const char *(*journal_point_name)(uint64_t hash);
 
 int journal_open(struct journal *j, const char *path, unsigned worker)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
+	j->map = NULL;
 	j->fd = -1;
 	j->worker = (uint16_t)worker;
 	j->pid = (int32_t)getpid();
@@ -98,8 +101,83 @@ int journal_open(struct journal *j, const char *path, unsigned worker)
 	return 0;
 }
 
+/* Offset just past the last valid record of the file open on fd. */
+static int64_t journal_valid_end(int fd)
+{
+	static struct jrec buf[1024];
+	int64_t off = 0;
+	for (;;) {
+		ssize_t k = pread(fd, buf, sizeof buf, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		size_t recs = (size_t)k / sizeof buf[0];
+		for (size_t i = 0; i < recs; i++) {
+			if (!journal_valid(&buf[i]))
+				return off + (int64_t)(i * sizeof buf[0]);
+		}
+		off += (int64_t)(recs * sizeof buf[0]);
+		if (recs < sizeof buf / sizeof buf[0])
+			return off;
+	}
+}
+
+/* Map the window that holds file offset `at`, extending the file to cover it. */
+static int journal_map_window(struct journal *j, uint64_t at)
+{
+	uint64_t off = at - at % JOURNAL_WINDOW;
+	struct stat st;
+	if (j->map) {
+		munmap(j->map, JOURNAL_WINDOW);
+		j->map = NULL;
+	}
+	if (fstat(j->fd, &st) < 0)
+		return -1;
+	if ((uint64_t)st.st_size < off + JOURNAL_WINDOW && ftruncate(j->fd, (off_t)(off + JOURNAL_WINDOW)) < 0)
+		return -1;
+	void *m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, (off_t)off);
+	if (m == MAP_FAILED)
+		return -1;
+	j->map = m;
+	j->map_off = off;
+	j->pos = (size_t)(at - off);
+	return 0;
+}
+
+int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
+{
+	j->map = NULL;
+	j->fd = -1;
+	j->worker = (uint16_t)worker;
+	j->pid = (int32_t)getpid();
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	j->fd = fd;
+	int64_t end = journal_valid_end(fd);
+	if (end < 0 || journal_map_window(j, (uint64_t)end) < 0) {
+		int saved = errno;
+		close(fd);
+		j->fd = -1;
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
 void journal_close(struct journal *j)
 {
+	if (j->map) {
+		int saved = errno;
+		uint64_t end = j->map_off + j->pos;
+		munmap(j->map, JOURNAL_WINDOW);
+		j->map = NULL;
+		if (ftruncate(j->fd, (off_t)end) < 0) {
+			/* the zero tail stays; readers skip it */
+		}
+		errno = saved;
+	}
 	if (j->fd >= 0) {
 		int saved = errno;
 
@@ -109,17 +187,22 @@ void journal_close(struct journal *j)
 	j->fd = -1;
 }
 
-/* FNV-1a, 32 bits, over every byte before `check` (magic and pad included). */
+/* A 32-bit checksum of every byte before `check` (magic and pad included). */
 uint32_t journal_checksum(const struct jrec *r)
 {
-	const unsigned char *p = (const unsigned char *)r;
-	uint32_t h = 2166136261u;
+	/* FNV-1a style over 8-byte words (the record is written in the hot
+	 * path of every worker: a byte loop cost more than the store itself). */
+	uint64_t w[8];
+	uint64_t h = 0xcbf29ce484222325ULL;
 
-	for (size_t i = 0; i < offsetof(struct jrec, check); i++) {
-		h ^= p[i];
-		h *= 16777619u;
+	memcpy(w, r, sizeof w);
+	w[7] &= 0xffffffffULL; /* magic and pad; `check` itself is left out */
+	for (size_t i = 0; i < 8; i++) {
+		h ^= w[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
 	}
-	return h;
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 int journal_valid(const struct jrec *r)
@@ -145,6 +228,13 @@ int journal_write(struct journal *j, struct jrec *r)
 	r->magic = JOURNAL_MAGIC;
 	r->pad = 0;
 	r->check = journal_checksum(r);
+	if (j->map) {
+		if (j->pos + sizeof *r > JOURNAL_WINDOW && journal_map_window(j, j->map_off + j->pos) < 0)
+			return -1;
+		memcpy(j->map + j->pos, r, sizeof *r);
+		j->pos += sizeof *r;
+		return 0;
+	}
 	do
 		k = write(j->fd, r, sizeof *r);
 	while (k < 0 && errno == EINTR);
@@ -251,6 +341,35 @@ static void jstream_close(struct jstream *s)
 	s->fd = -1;
 }
 
+/* The stream ended at s->pos: how many bytes from there to the last
+ * non-zero byte of the file.  A mapped journal whose writer was killed ends
+ * in zeros (space taken ahead of need): those are not torn. */
+static size_t jstream_tail(struct jstream *s)
+{
+	size_t torn = 0, seen = 0;
+	for (size_t i = s->pos; i < s->have; i++) {
+		seen++;
+		if (s->buf[i])
+			torn = seen;
+	}
+	while (s->left) {
+		size_t want = s->left < sizeof s->buf ? (size_t)s->left : sizeof s->buf;
+		ssize_t k = read(s->fd, s->buf, want);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		for (ssize_t i = 0; i < k; i++) {
+			seen++;
+			if (s->buf[i])
+				torn = seen;
+		}
+		s->left -= (uint64_t)k;
+	}
+	s->have = s->pos = 0;
+	return torn;
+}
+
 /* Load the next record into s->cur: 1 got one, 0 the stream ended (torn
  * set), -1 read error with errno. */
 static int jstream_next(struct jstream *s)
@@ -289,7 +408,7 @@ static int jstream_next(struct jstream *s)
 			return 1;
 		}
 	}
-	s->torn = s->have - s->pos + (size_t)s->left;
+	s->torn = jstream_tail(s);
 	return 0;
 }
 
@@ -668,6 +787,17 @@ void journal_print_json(FILE *f, const struct jrec *r)
 	json_object_set_new(o, "a", json_integer(r->a));
 	json_object_set_new(o, "b", json_integer(r->b));
 	json_object_set_new(o, "c", json_integer(r->c));
+	if (journal_point_name) {
+		/* the records that carry a point hash: name it */
+		int64_t h = r->type == EV_FAULT ? r->b : (r->type == EV_STEP || r->type == EV_LIVENESS) ? r->a : 0;
+		const char *name = h ? journal_point_name((uint64_t)h) : NULL;
+		if (name)
+			json_object_set_new(o, "point", json_string(name));
+		if (r->type == EV_FAULT && r->a == 1)
+			json_object_set_new(o, "fault", json_string("stall"));
+		else if (r->type == EV_FAULT && r->a == 2)
+			json_object_set_new(o, "fault", json_string("crash"));
+	}
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (s) {
 		fputs(s, f);

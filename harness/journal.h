@@ -78,12 +78,27 @@ struct journal {
 	int fd;
 	uint16_t worker;
 	int32_t pid;
+	unsigned char *map;   /* mapped mode: the current window of the file, else NULL */
+	uint64_t map_off;     /* file offset of the window */
+	size_t pos;           /* next record's offset inside the window */
 };
+
+/* Mapped journals grow in windows of this many bytes (a multiple of the page
+ * size and of the record size). */
+#define JOURNAL_WINDOW (1u << 20)
 
 const char *journal_type_name(int type);
 int journal_type_from_name(const char *name);
 
 int journal_open(struct journal *j, const char *path, unsigned worker);
+/* Mapped mode: records are stored into a MAP_SHARED window of the file
+ * instead of one write(2) each.  The guarantee is the same - a record whose
+ * store completed is in the page cache and survives the SIGKILL of its
+ * writer - at a fraction of the cost.  The file is extended a window at a
+ * time; journal_close trims it to the records written; a killed writer leaves
+ * zeros after its last record, which readers skip (they are not a torn
+ * tail).  Reopening appends after the last valid record. */
+int journal_open_mapped(struct journal *j, const char *path, unsigned worker);
 void journal_close(struct journal *j);
 /* Write one record; seq and ns are taken here.  Returns the record's seq, or 0
  * if it could not be written; errno is left as the caller had it either way. */
@@ -107,6 +122,9 @@ void journal_print_json(FILE *f, const struct jrec *r);
 
 /* The sequence source: journal_log uses this; the arena installs it. */
 extern uint64_t (*journal_next_seq)(void);
+/* Optional: names a point from its hash (EV_FAULT b, EV_STEP a, EV_LIVENESS a)
+ * in journal_print_json and the checker's examples; NULL prints hashes only. */
+extern const char *(*journal_point_name)(uint64_t hash);
 
 #ifdef __cplusplus
 }

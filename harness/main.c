@@ -170,6 +170,7 @@ static int cmd_list(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	journal_point_name = point_name;
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

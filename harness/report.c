@@ -43,7 +43,8 @@ void report_print_verdict(FILE *f, const struct check_result *res)
 	fprintf(f, ")\n");
 }
 
-void report_print_text(FILE *f, const struct run_config *cfg, const struct check_result *res)
+void report_print_text(FILE *f, const struct run_config *cfg, const struct check_result *res,
+		       const struct report_live *live)
 {
 	print_config(f, cfg);
 	fprintf(f, "totals      %llu attempts, %llu acquired, %llu committed, %llu busy, %llu errors, "
@@ -60,6 +61,16 @@ void report_print_text(FILE *f, const struct run_config *cfg, const struct check
 	if (res->torn_bytes)
 		fprintf(f, "journals    %zu torn bytes skipped at journal tails (a worker killed mid-write)\n",
 			res->torn_bytes);
+	if (live) {
+		fprintf(f, "fs calls   ");
+		for (int op = 0; op < FSX_OP_COUNT; op++)
+			if (live->fs_calls[op])
+				fprintf(f, " %s %llu", fsx_op_name((enum fsx_op)op), (unsigned long long)live->fs_calls[op]);
+		fprintf(f, "\n");
+		if (live->online_breaches)
+			fprintf(f, "online      %llu double holders seen the instant they happened (first: w%u and w%u)\n",
+				(unsigned long long)live->online_breaches, live->first_a, live->first_b);
+	}
 	fprintf(f, "\n%-16s %-6s %10s  %s\n", "invariant", "result", "violations", "first example");
 	for (int i = 0; i < INV__COUNT; i++) {
 		const struct check_inv *inv = &res->inv[i];
@@ -82,7 +93,8 @@ static json_t *dist_json(const struct dist *d)
 	return json_pack("{s:f,s:f,s:f,s:I}", "p50", d->p50, "p99", d->p99, "max", d->max, "n", (json_int_t)d->n);
 }
 
-int report_write_json(const char *path, const struct run_config *cfg, const struct check_result *res)
+int report_write_json(const char *path, const struct run_config *cfg, const struct check_result *res,
+		      const struct report_live *live)
 {
 	json_t *protos = json_array(), *faults = json_array(), *params = json_array();
 	for (unsigned i = 0; i < cfg->nproto; i++)
@@ -127,6 +139,14 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 	json_t *root = json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:I}", "schema", "lockstorm-report/1",
 				 "config", config, "totals", totals, "throughput", thr, "invariants", invs,
 				 "verdict", res->pass ? "pass" : "fail", "torn_bytes", (json_int_t)res->torn_bytes);
+	if (root && live) {
+		json_t *calls = json_object();
+		for (int op = 0; op < FSX_OP_COUNT; op++)
+			if (live->fs_calls[op])
+				json_object_set_new(calls, fsx_op_name((enum fsx_op)op), json_integer((json_int_t)live->fs_calls[op]));
+		json_object_set_new(root, "fs_calls", calls);
+		json_object_set_new(root, "online_breaches", json_integer((json_int_t)live->online_breaches));
+	}
 	if (!root) {
 		errno = ENOMEM;
 		return -1;

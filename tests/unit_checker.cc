@@ -900,3 +900,22 @@ TEST(UpdateState, ParseRejectsWrongShapes)
 		EXPECT_EQ(st.counts, nullptr) << b;
 	}
 }
+
+TEST(Checker, LivenessWhenNoAttemptEverTookTheLock)
+{
+	/* every attempt raised ENOENT: nothing was exercised, so it must not pass */
+	Hist h;
+	h.attempt(0, 0, 0).ev(0, EV_ACQUIRE_ERROR, 0, 1, 0, 0, 0, ENOENT);
+	h.attempt(1, 0, 2).ev(1, EV_ACQUIRE_ERROR, 0, 3, 0, 0, 0, ENOENT);
+	CheckRun run;
+	check_result r = run.go(h);
+	only(r, INV_LIVENESS);
+	EXPECT_EQ(viol(r, INV_LIVENESS), 1u);
+	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[0].text, "ENOENT"), nullptr);
+	EXPECT_FALSE(r.pass);
+
+	/* one success among the errors: errors alone are the protocol's business */
+	h.attempt(0, 1, 4).acquired(0, 1, 5).release(0, 1, 6);
+	check_result ok = run.go(h);
+	EXPECT_EQ(viol(ok, INV_LIVENESS), 0u);
+}

@@ -436,3 +436,104 @@ TEST(Journal, PrintJsonParses)
 	EXPECT_EQ(json_integer_value(json_object_get(o, "op")), 3);
 	json_decref(o);
 }
+
+/* ---- mapped journals: the mode workers use ---- */
+
+#include <signal.h>
+#include <sys/wait.h>
+
+/* In a child: open mapped, log n records numbered from first, then either
+ * close cleanly or die by SIGKILL with the window still mapped. */
+static void mapped_child(const std::string &path, unsigned worker, int first, int n, bool die)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct journal j;
+		if (journal_open_mapped(&j, path.c_str(), worker) != 0)
+			_exit(3);
+		for (int i = 0; i < n; i++)
+			journal_log(&j, EV_ATTEMPT, (uint32_t)(first + i), 0, first + i, 0, 0);
+		if (die)
+			raise(SIGKILL);
+		journal_close(&j);
+		_exit(0);
+	}
+	int st;
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (die) {
+		ASSERT_TRUE(WIFSIGNALED(st));
+	} else {
+		ASSERT_TRUE(WIFEXITED(st));
+		ASSERT_EQ(WEXITSTATUS(st), 0);
+	}
+}
+
+TEST(JournalMapped, CleanCloseTrimsToTheRecords)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0000.bin");
+	mapped_child(p, 0, 0, 100, false);
+	struct stat st;
+	ASSERT_EQ(stat(p.c_str(), &st), 0);
+	EXPECT_EQ(st.st_size, 100 * 64);
+	struct jrec *r;
+	size_t n, torn;
+	ASSERT_EQ(journal_read_file(p.c_str(), &r, &n, &torn), 0);
+	EXPECT_EQ(n, 100u);
+	EXPECT_EQ(torn, 0u);
+	for (size_t i = 0; i < n; i++)
+		EXPECT_EQ(r[i].a, (int64_t)i);
+	free(r);
+}
+
+TEST(JournalMapped, SigkillLosesNothingAndTheZeroTailIsNotTorn)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0001.bin");
+	/* more than one window, so the growth path is taken too */
+	int n1 = (int)(JOURNAL_WINDOW / 64) + 500;
+	mapped_child(p, 1, 0, n1, true);
+	struct jrec *r;
+	size_t n, torn;
+	ASSERT_EQ(journal_read_file(p.c_str(), &r, &n, &torn), 0);
+	EXPECT_EQ(n, (size_t)n1);
+	EXPECT_EQ(torn, 0u);
+	free(r);
+
+	/* a respawned writer appends after the last record, then is killed too */
+	mapped_child(p, 1, n1, 77, true);
+	ASSERT_EQ(journal_read_file(p.c_str(), &r, &n, &torn), 0);
+	ASSERT_EQ(n, (size_t)n1 + 77);
+	EXPECT_EQ(torn, 0u);
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(r[i].a, (int64_t)i);
+	free(r);
+}
+
+TEST(JournalMapped, TornRecordInsideTheZeroTailIsReported)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0002.bin");
+	mapped_child(p, 2, 0, 10, true);
+	/* half a record after the last one, as a kill in the middle of the store leaves */
+	int fd = open(p.c_str(), O_WRONLY);
+	ASSERT_GE(fd, 0);
+	unsigned char half[32];
+	memset(half, 0xab, sizeof half);
+	ASSERT_EQ(pwrite(fd, half, sizeof half, 10 * 64), (ssize_t)sizeof half);
+	close(fd);
+	struct jrec *r;
+	size_t n, torn;
+	ASSERT_EQ(journal_read_file(p.c_str(), &r, &n, &torn), 0);
+	EXPECT_EQ(n, 10u);
+	EXPECT_EQ(torn, 32u);
+	free(r);
+	/* the next incarnation writes over the torn slot: nothing torn remains */
+	mapped_child(p, 2, 10, 5, false);
+	ASSERT_EQ(journal_read_file(p.c_str(), &r, &n, &torn), 0);
+	EXPECT_EQ(n, 15u);
+	EXPECT_EQ(torn, 0u);
+	free(r);
+}

@@ -5,6 +5,9 @@
  * exercises exclusion, own-release and liveness without a state file.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdatomic.h>
 
 #include "../faults/fsx.h"
@@ -25,11 +28,13 @@ static const char *const hold_points[] = {
 	NULL,
 };
 
+/* The lock lives beside the (never written) state file: make its folder. */
 static int hold_setup(const struct run_config *cfg, const char *state_file)
 {
 	(void)cfg;
-	(void)state_file;
-	return 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", state_file);
+	return fsx_mkdir_p(dirname(dir));
 }
 
 static int hold_op(struct worker *w)

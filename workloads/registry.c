@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../faults/fsx.h"
 #include "workload.h"
 
 const struct workload_ops *const workload_registry[] = {
@@ -9,6 +10,29 @@ const struct workload_ops *const workload_registry[] = {
 	&hold_workload,
 	NULL,
 };
+
+static const char *point_in(const char *const *points, uint64_t hash)
+{
+	for (; points && *points; points++)
+		if (fsx_point_hash(*points) == hash)
+			return *points;
+	return NULL;
+}
+
+const char *point_name(uint64_t hash)
+{
+	const char *name;
+	for (int op = 0; op < FSX_OP_COUNT; op++)
+		if (fsx_point_hash(fsx_op_point((enum fsx_op)op)) == hash)
+			return fsx_op_point((enum fsx_op)op);
+	for (const struct lock_ops *const *o = lock_registry; *o; o++)
+		if ((name = point_in((*o)->points, hash)))
+			return name;
+	for (const struct workload_ops *const *w = workload_registry; *w; w++)
+		if ((name = point_in((*w)->points, hash)))
+			return name;
+	return NULL;
+}
 
 const struct workload_ops *workload_find(const char *name)
 {

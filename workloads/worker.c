@@ -18,7 +18,8 @@ uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, i
 	if (type == EV_RELEASE_BEGIN)  /* leave the online count before the record: no false breach */
 		arena_hold_leave(w->arena, w->id);
 	uint64_t seq = journal_log(&w->journal, type, w->op, err, a, b, c);
-	atomic_store_explicit(&aw->progress_ns, fsx_mono_ns(), memory_order_relaxed);
+	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	switch (type) {
 	case EV_ACQUIRED:
 		atomic_fetch_add_explicit(&aw->acquired, 1, memory_order_relaxed);
