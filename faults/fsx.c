@@ -599,6 +599,46 @@ int fsx_fsync(int fd)
 	return r;
 }
 
+ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	fsx_enter(FSX_WRITE);
+	ssize_t r;
+	while ((r = pwrite(fd, buf, len, off)) == -1 && errno == EINTR)
+		;
+	int err = errno;
+	fsx_leave(FSX_WRITE, r < 0 ? -1 : 0, err);
+	errno = err;
+	return r;
+}
+
+int fsx_ftruncate(int fd, off_t len)
+{
+	fsx_enter(FSX_WRITE);
+	int r = ftruncate(fd, len);
+	int err = errno;
+	fsx_leave(FSX_WRITE, r, err);
+	errno = err;
+	return r;
+}
+
+int fsx_hostname(char *buf, size_t len)
+{
+	if (bound && bind.hostname) {
+		if (strlen(bind.hostname) >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		strcpy(buf, bind.hostname);
+		return 0;
+	}
+	return gethostname(buf, len);
+}
+
+pid_t fsx_getpid(void)
+{
+	return bound && bind.pid ? bind.pid : getpid();
+}
+
 int fsx_utimens(const char *path, const struct timespec ts[2])
 {
 	fsx_enter(FSX_UTIMENS);

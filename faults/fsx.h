@@ -69,6 +69,12 @@ int fsx_write_all(int fd, const void *buf, size_t len);
 /* open(path, flags|O_WRONLY|O_CREAT) + write loop + close (Node writeFileSync). */
 int fsx_write_file(const char *path, int flags, const void *buf, size_t len);
 int fsx_fsync(int fd);
+ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off); /* one pwrite(2), as Node's writeSync(fd,s,0) */
+int fsx_ftruncate(int fd, off_t len);
+/* Identity as the protocols see it: the harness may override both (a worker
+ * playing a second machine, or "an earlier process numbered as this one"). */
+int fsx_hostname(char *buf, size_t len);     /* 0, or -1 errno */
+pid_t fsx_getpid(void);
 int fsx_utimens(const char *path, const struct timespec ts[2]);
 int fsx_flock(int fd, int op);
 int fsx_pid_alive(pid_t pid);                 /* kill(pid, 0): EPERM counts as alive */
@@ -99,6 +105,8 @@ struct fsx_binding {
 	int64_t stale_ms;        /* the worker's protocol stale age (scaled), for for=Nstale */
 	uint32_t *op;            /* the worker's current op number, for journal records */
 	int trace;               /* journal an EV_STEP per call */
+	const char *hostname;    /* NULL: the real one */
+	pid_t pid;               /* 0: the real one */
 };
 void fsx_bind(const struct fsx_binding *b);
 void fsx_unbind(void);
