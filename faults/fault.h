@@ -1,11 +1,23 @@
 /*
- * fault.h - fault plans (minimal form: stall and crash at named points).
+ * fault.h - fault plans: the grammar of DESIGN.md "Fault plans".
  *
  *   --fault KIND[@POINT][:KEY=VAL,...]
- *   KIND   stall | crash          (the rest of DESIGN.md's grammar comes with the fault engine)
- *   POINT  a point name; a trailing '*' (or any glob) matches a group; default '*'
+ *   POINT  a point name; a glob ('*' matches a group); default '*' (for errno: 'fs/<all>')
  *   KEYS   p=PROB (default 1)  nth=N (fire on the Nth match only)  once (at most one firing per worker)
- *          for=300ms|2s|1.5stale (stall length; default 1stale)  workers=0,2,5-7
+ *          for=300ms|2s|1.5stale  err=EPERM (any errno by name)  path=GLOB (calls on matching paths only)
+ *          workers=0,2,5-7  bytes=K (short-write)  every=DUR (sweep period)  by=+-DUR (skew)
+ *          res=1s|2s (coarse-mtime)
+ *
+ *   kind          where it acts                         what it does
+ *   stall         any point                             the worker pauses `for` (default 1stale)
+ *   stop          any point                             the driver SIGSTOPs the worker, SIGCONTs it after `for`
+ *   crash         any point                             journal the fault, then SIGKILL itself
+ *   errno         fs/<call>                             the call fails with `err` without acting
+ *   short-write   fs/write                              `bytes` bytes are written, then the call fails with `err` (ENOSPC)
+ *   sweep         the run (a sweeper process)           every `every` (default 5ms), remove empty folders in the work dir
+ *   skew          the worker (at start)                 its clock (fsx_now_ms) runs `by` ahead (+) or behind (-)
+ *   coarse-mtime  the worker (at start)                 file times seen through fsx_stat rounded down to `res` (1s, 2s)
+ *   pid-reuse     the worker (at start)                 its records name the pid of a live unrelated process
  *
  * Decisions draw from the worker's own PRNG (seeded from run seed and worker
  * id), never a shared or clock-seeded one: the same seed gives the same draws.
@@ -19,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../harness/prng.h"
 
@@ -26,7 +39,11 @@
 extern "C" {
 #endif
 
-enum fault_kind { FK_NONE = 0, FK_STALL, FK_CRASH, FK__COUNT };
+enum fault_kind {
+	FK_NONE = 0, FK_STALL, FK_CRASH, FK_STOP, FK_ERRNO, FK_SHORT_WRITE,
+	FK_SWEEP, FK_SKEW, FK_COARSE_MTIME, FK_PID_REUSE,
+	FK__COUNT
+};
 
 #define FAULT_MAX_RULES 32
 #define FAULT_POINT_MAX 128
@@ -41,12 +58,20 @@ struct fault_rule {
 	double for_stale;            /* stall: multiple of the protocol's stale age */
 	uint64_t workers[16];        /* bitmap of worker ids it applies to; all when workers_all */
 	int workers_all;
+	int err;                     /* errno, short-write: the errno (default EIO / ENOSPC) */
+	char path[FAULT_POINT_MAX];  /* glob on the call's path; "" = any */
+	int64_t bytes;               /* short-write: bytes written before the error */
+	int64_t every_ms;            /* sweep: period */
+	int64_t by_ms;               /* skew: offset (signed) */
+	int64_t res_ms;              /* coarse-mtime: resolution */
 	char spec[256];              /* as the user wrote it */
 };
 
 struct fault_plan {
 	struct fault_rule rule[FAULT_MAX_RULES];
 	unsigned n;
+	int windows;                 /* Windows-like paths: delete-pending mkdir, sharing rules (in the seam) */
+	char profile[32];            /* --faults NAME, as given ("" if none) */
 };
 
 /* Per-worker counters of matches/firings, indexed like plan->rule. */
@@ -57,7 +82,9 @@ struct fault_state {
 
 struct fault_action {
 	enum fault_kind kind;  /* FK_NONE: nothing to do */
-	int64_t stall_ms;      /* resolved length for FK_STALL */
+	int64_t stall_ms;      /* resolved length for FK_STALL and FK_STOP */
+	int err;               /* FK_ERRNO, FK_SHORT_WRITE */
+	int64_t bytes;         /* FK_SHORT_WRITE */
 	int rule;              /* index of the rule that fired */
 };
 
@@ -67,10 +94,25 @@ const char *fault_kind_name(enum fault_kind k);
 int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t whylen);
 /* Does a rule's point glob match this point name? */
 int fault_point_match(const char *glob, const char *point);
-/* Decide at a point.  stale_ms resolves for=Nstale. */
+/* Decide at a point (point-level kinds: stall, stop, crash; at fs/<call> points
+ * also errno and short-write, matched against path when the rule has one).
+ * path may be NULL (protocol points).  stale_ms resolves for=Nstale.
+ * Process- and run-level kinds (sweep, skew, coarse-mtime, pid-reuse) never
+ * fire here: ask fault_process_rule for them. */
 struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
 				struct prng *rng, unsigned worker, const char *point,
-				int64_t stale_ms);
+				const char *path, int64_t stale_ms);
+/* The first rule of KIND that applies to this worker, or NULL. */
+const struct fault_rule *fault_process_rule(const struct fault_plan *plan, enum fault_kind kind,
+					    unsigned worker);
+/* errno by name ("EPERM") or number; -1 if unknown. */
+int fault_errno_parse(const char *name);
+/* Expand a profile (standard, stalls, crashes, errnos, windows, none) into
+ * rules appended to plan: generic globs over every point of the run's
+ * protocols ("*" and "fs/<call>"), never tuned to one protocol.  -1 with why. */
+int fault_profile(struct fault_plan *plan, const char *name, char *why, size_t whylen);
+/* One paragraph per profile: exactly what it enables (for `lockstorm list faults`). */
+void fault_profiles_describe(FILE *f);
 
 #ifdef __cplusplus
 }

@@ -30,12 +30,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fiu-control.h>
+#include <fiu.h>
+
 #include "../harness/arena.h"
 #include "../harness/journal.h"
 #include "fault.h"
 
 static struct fsx_binding bind;
 static int bound;
+static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
+static int64_t skew_ms;               /* skew fault: this worker's clock offset */
+static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
+static const char *cur_path;          /* the path of the call being decided (for path=GLOB) */
+static const char *cur_point;         /* the point being decided (libfiu hands the callback the
+				       * name it was enabled under, "*", not the point's own) */
+static struct fault_action pending;   /* what the libfiu callback decided */
+
+/* Windows-like paths: this process's own open descriptors by path slot, so
+ * "another worker has it open" can be told from "we do". */
+#define WIN_FDS 1024
+static uint32_t win_fd_slot[WIN_FDS]; /* slot+1, 0 = not tracked */
 static size_t lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
 static int64_t last_create_ns;
@@ -78,6 +93,19 @@ int64_t fsx_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The one external callback every point goes through: libfiu asks, the
+ * worker's own PRNG answers (never libfiu's, which re-seeds from the clock
+ * after fork). */
+static int fsx_fiu_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags)
+{
+	(void)name;
+	(void)failnum;
+	(void)failinfo;
+	(void)flags;
+	pending = fault_check(bind.faults, bind.fstate, bind.rng, bind.worker, cur_point, cur_path, bind.stale_ms);
+	return pending.kind != FK_NONE;
+}
+
 void fsx_bind(const struct fsx_binding *b)
 {
 	bind = *b;
@@ -85,6 +113,25 @@ void fsx_bind(const struct fsx_binding *b)
 	lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
 	memset(counts, 0, sizeof counts);
 	last_create_ns = 0;
+	skew_ms = 0;
+	coarse_ns = 0;
+	faults_on = 0;
+	if (!b->faults)
+		return;
+	const struct fault_rule *r;
+	if ((r = fault_process_rule(b->faults, FK_SKEW, b->worker)))
+		skew_ms = r->by_ms;
+	if ((r = fault_process_rule(b->faults, FK_COARSE_MTIME, b->worker)))
+		coarse_ns = r->res_ms * 1000000LL;
+	for (unsigned i = 0; i < b->faults->n; i++) {
+		enum fault_kind k = b->faults->rule[i].kind;
+		if (k == FK_STALL || k == FK_CRASH || k == FK_STOP || k == FK_ERRNO || k == FK_SHORT_WRITE)
+			faults_on = 1;
+	}
+	if (faults_on) {
+		fiu_init(0);
+		fiu_enable_external("*", 1, NULL, 0, fsx_fiu_decide);
+	}
 }
 
 void fsx_unbind(void)
@@ -121,29 +168,59 @@ static void note_progress(const char *point)
 	atomic_store_explicit(&aw->last_point, (uint64_t)(uintptr_t)point, memory_order_relaxed);
 }
 
-/* Act on a fault decision at a point: journal it first, so the record
- * survives the SIGKILL that follows or the stall that may outlive the run. */
-static void fault_act(const char *point)
+static int64_t short_write_left = -1; /* short-write: bytes still allowed, then pending.err */
+static int short_write_err;
+
+static void excuse(struct arena_worker *aw, int64_t until)
 {
-	struct fault_action act = fault_check(bind.faults, bind.fstate, bind.rng, bind.worker,
-					      point, bind.stale_ms);
+	atomic_store(&aw->excuse_ns, until);
+	int64_t cur = atomic_load(&bind.arena->stall_until_ns);
+	while (cur < until && !atomic_compare_exchange_weak(&bind.arena->stall_until_ns, &cur, until))
+		;
+}
+
+/* Act on a fault decision at a point: journal it first, so the record
+ * survives the SIGKILL that follows or the stall that may outlive the run.
+ * Returns the errno to inject into the call (0: go on). */
+static int fault_act(const char *point, const char *path)
+{
+	cur_path = path;
+	cur_point = point;
+	int fire = fiu_fail(point);
+	cur_path = NULL;
+	if (!fire)
+		return 0;
+	struct fault_action act = pending;
 	if (act.kind == FK_NONE)
-		return;
+		return 0;
 	int saved = errno;
 	uint64_t h = fsx_point_hash(point);
 	struct arena_worker *aw = &bind.arena->w[bind.worker];
 	if (act.kind == FK_STALL) {
 		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		atomic_store(&aw->excuse_ns, until);
-		int64_t cur = atomic_load(&bind.arena->stall_until_ns);
-		while (cur < until && !atomic_compare_exchange_weak(&bind.arena->stall_until_ns, &cur, until))
-			;
+		excuse(aw, until);
 		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
 		log_event(EV_FAULT, 0, FK_STALL, (int64_t)h, act.stall_ms);
 		struct timespec ts = { act.stall_ms / 1000, (act.stall_ms % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
 		note_progress(point);
+	} else if (act.kind == FK_STOP) {
+		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
+		excuse(aw, until);
+		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
+		log_event(EV_FAULT, 0, FK_STOP, (int64_t)h, act.stall_ms);
+		atomic_store(&aw->stop_until_ns, until); /* the driver SIGCONTs us then */
+		raise(SIGSTOP);
+		note_progress(point);
+	} else if (act.kind == FK_ERRNO) {
+		log_event(EV_FAULT, act.err, FK_ERRNO, (int64_t)h, 0);
+		errno = saved;
+		return act.err;
+	} else if (act.kind == FK_SHORT_WRITE) {
+		log_event(EV_FAULT, act.err, FK_SHORT_WRITE, (int64_t)h, act.bytes);
+		short_write_left = act.bytes;
+		short_write_err = act.err;
 	} else if (act.kind == FK_CRASH) {
 		atomic_fetch_add_explicit(&aw->crashes, 1, memory_order_relaxed);
 		log_event(EV_FAULT, 0, FK_CRASH, (int64_t)h, 0);
@@ -152,6 +229,7 @@ static void fault_act(const char *point)
 			pause();
 	}
 	errno = saved;
+	return 0;
 }
 
 /* One writer per slot: a plain relaxed load and store, no locked add. */
@@ -161,14 +239,24 @@ static void count_call(enum fsx_op op)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-static void fsx_enter(enum fsx_op op)
+static void fsx_leave(enum fsx_op op, int r, int err);
+
+/* Count the call and ask the plan; returns an errno to inject (0: go on). */
+static int fsx_enter(enum fsx_op op, const char *path)
 {
 	counts[op]++;
 	if (!bound)
-		return;
+		return 0;
 	count_call(op);
-	if (bind.faults && bind.faults->n)
-		fault_act(op_points[op]);
+	return faults_on ? fault_act(op_points[op], path) : 0;
+}
+
+/* The call fails with err without acting. */
+static int fsx_injected(enum fsx_op op, int err)
+{
+	fsx_leave(op, -1, err);
+	errno = err;
+	return -1;
 }
 
 static void fsx_leave(enum fsx_op op, int r, int err)
@@ -184,8 +272,8 @@ void fsx_point(const char *name)
 		return;
 	count_call(FSX_POINT);
 	note_progress(name);
-	if (bind.faults && bind.faults->n)
-		fault_act(name);
+	if (faults_on)
+		fault_act(name, NULL);
 	if (bind.trace)
 		log_event(EV_STEP, 0, (int64_t)fsx_point_hash(name), FSX_POINT, 0);
 }
@@ -239,11 +327,84 @@ static void obj_removed(struct obj_id id)
 	log_event(EV_OBJ_REMOVE, 0, (int64_t)id.ino, creator, (int64_t)cseq);
 }
 
+/* ---- Windows-like paths ----
+ * With the windows profile, the seam plays two Windows rules every worker
+ * shares through the arena: a directory removed moments ago is "delete
+ * pending" (mkdir of its path fails EPERM or EACCES for WIN_PENDING_MS), and
+ * a path another worker has open cannot be removed or renamed (EACCES,
+ * EPERM or EBUSY). */
+#define WIN_PENDING_MS 5
+
+static uint32_t win_slot(const char *path)
+{
+	return (uint32_t)(fsx_point_hash(path) % ARENA_WIN_SLOTS);
+}
+
+static int win_on(void)
+{
+	return bound && bind.faults && bind.faults->windows;
+}
+
+static void win_note_removed(const char *path)
+{
+	if (win_on())
+		atomic_store(&bind.arena->win_removed_ns[win_slot(path)], fsx_mono_ns());
+}
+
+static int win_delete_pending(const char *path)
+{
+	if (!win_on())
+		return 0;
+	int64_t at = atomic_load(&bind.arena->win_removed_ns[win_slot(path)]);
+	if (!at || fsx_mono_ns() - at > WIN_PENDING_MS * 1000000LL)
+		return 0;
+	int err = prng_below(bind.rng, 2) ? EPERM : EACCES;
+	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)fsx_point_hash("fs/mkdir"), 0);
+	return err;
+}
+
+static void win_note_open(int fd, const char *path)
+{
+	if (!win_on() || fd < 0 || fd >= WIN_FDS)
+		return;
+	uint32_t slot = win_slot(path);
+	win_fd_slot[fd] = slot + 1;
+	atomic_fetch_add(&bind.arena->win_open[slot], 1);
+}
+
+static void win_note_close(int fd)
+{
+	if (!win_on() || fd < 0 || fd >= WIN_FDS || !win_fd_slot[fd])
+		return;
+	atomic_fetch_sub(&bind.arena->win_open[win_fd_slot[fd] - 1], 1);
+	win_fd_slot[fd] = 0;
+}
+
+static int win_sharing(const char *path)
+{
+	if (!win_on())
+		return 0;
+	uint32_t slot = win_slot(path);
+	int32_t mine = 0;
+	for (int fd = 0; fd < WIN_FDS; fd++)
+		mine += win_fd_slot[fd] == slot + 1;
+	if (atomic_load(&bind.arena->win_open[slot]) - mine <= 0)
+		return 0;
+	static const int errs[] = { EACCES, EPERM, EBUSY };
+	int err = errs[prng_below(bind.rng, 3)];
+	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)fsx_point_hash("fs/unlink"), 0);
+	return err;
+}
+
 /* ---- wrappers ---- */
 
 int fsx_mkdir(const char *path, unsigned mode)
 {
-	fsx_enter(FSX_MKDIR);
+	int inj = fsx_enter(FSX_MKDIR, path);
+	if (!inj)
+		inj = win_delete_pending(path);
+	if (inj)
+		return fsx_injected(FSX_MKDIR, inj);
 	int track = tracked(path);
 	if (track)
 		arena_obj_lock(bind.arena);
@@ -283,7 +444,11 @@ int fsx_mkdir_p(const char *path)
 
 int fsx_rmdir(const char *path)
 {
-	fsx_enter(FSX_RMDIR);
+	int inj = fsx_enter(FSX_RMDIR, path);
+	if (!inj)
+		inj = win_sharing(path);
+	if (inj)
+		return fsx_injected(FSX_RMDIR, inj);
 	int track = tracked(path);
 	struct obj_id id = { 0, 0, 0 };
 	if (track) {
@@ -292,6 +457,8 @@ int fsx_rmdir(const char *path)
 	}
 	int r = rmdir(path);
 	int err = errno;
+	if (r == 0)
+		win_note_removed(path);
 	if (track) {
 		if (r == 0)
 			obj_removed(id);
@@ -304,12 +471,16 @@ int fsx_rmdir(const char *path)
 
 int fsx_open(const char *path, int flags, unsigned mode)
 {
-	fsx_enter(FSX_OPEN);
+	int inj = fsx_enter(FSX_OPEN, path);
+	if (inj)
+		return fsx_injected(FSX_OPEN, inj);
 	int track = (flags & O_CREAT) && (flags & O_EXCL) && tracked(path);
 	if (track)
 		arena_obj_lock(bind.arena);
 	int r = open(path, flags | O_CLOEXEC, mode);
 	int err = errno;
+	if (r >= 0)
+		win_note_open(r, path);
 	if (track) {
 		if (r >= 0)
 			obj_created(path);
@@ -322,7 +493,12 @@ int fsx_open(const char *path, int flags, unsigned mode)
 
 int fsx_close(int fd)
 {
-	fsx_enter(FSX_CLOSE);
+	int inj = fsx_enter(FSX_CLOSE, NULL);
+	win_note_close(fd);
+	if (inj) {
+		close(fd); /* the descriptor is gone either way, as close(2) says */
+		return fsx_injected(FSX_CLOSE, inj);
+	}
 	int r = close(fd);
 	int err = errno;
 	fsx_leave(FSX_CLOSE, r, err);
@@ -332,7 +508,9 @@ int fsx_close(int fd)
 
 int fsx_link(const char *from, const char *to)
 {
-	fsx_enter(FSX_LINK);
+	int inj = fsx_enter(FSX_LINK, to);
+	if (inj)
+		return fsx_injected(FSX_LINK, inj);
 	int track = tracked(to);
 	if (track)
 		arena_obj_lock(bind.arena);
@@ -350,7 +528,11 @@ int fsx_link(const char *from, const char *to)
 
 int fsx_unlink(const char *path)
 {
-	fsx_enter(FSX_UNLINK);
+	int inj = fsx_enter(FSX_UNLINK, path);
+	if (!inj)
+		inj = win_sharing(path);
+	if (inj)
+		return fsx_injected(FSX_UNLINK, inj);
 	int track = tracked(path);
 	struct obj_id id = { 0, 0, 0 };
 	if (track) {
@@ -371,7 +553,13 @@ int fsx_unlink(const char *path)
 
 int fsx_rename(const char *from, const char *to)
 {
-	fsx_enter(FSX_RENAME);
+	int inj = fsx_enter(FSX_RENAME, from);
+	if (!inj)
+		inj = win_sharing(from);
+	if (!inj)
+		inj = win_sharing(to);
+	if (inj)
+		return fsx_injected(FSX_RENAME, inj);
 	int track_from = tracked(from), track_to = tracked(to);
 	struct obj_id gone = { 0, 0, 0 }, replaced = { 0, 0, 0 };
 	if (track_from || track_to) {
@@ -404,6 +592,8 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->mode = sx->stx_mode;
 	st->size = (int64_t)sx->stx_size;
 	st->mtime_ns = (int64_t)sx->stx_mtime.tv_sec * 1000000000LL + sx->stx_mtime.tv_nsec;
+	if (coarse_ns) /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
+		st->mtime_ns -= st->mtime_ns % coarse_ns;
 	st->btime_ns = (sx->stx_mask & STATX_BTIME)
 		? (int64_t)sx->stx_btime.tv_sec * 1000000000LL + sx->stx_btime.tv_nsec : 0;
 }
@@ -411,7 +601,9 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 static int do_statx(int dirfd, const char *path, int flags, struct fsx_stat *st)
 {
 	struct statx sx;
-	fsx_enter(FSX_STAT);
+	int inj = fsx_enter(FSX_STAT, *path ? path : NULL);
+	if (inj)
+		return fsx_injected(FSX_STAT, inj);
 	int r = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx);
 	int err = errno;
 	if (r == 0)
@@ -438,7 +630,10 @@ int fsx_fstat(int fd, struct fsx_stat *st)
 
 int fsx_exists(const char *path)
 {
-	fsx_enter(FSX_STAT);
+	if (fsx_enter(FSX_STAT, path)) {
+		fsx_leave(FSX_STAT, -1, EACCES);
+		return 0; /* existsSync never fails: any error is "no" */
+	}
 	int r = access(path, F_OK);
 	int err = errno;
 	fsx_leave(FSX_STAT, r, err);
@@ -455,7 +650,9 @@ int fsx_list(const char *dir, struct fsx_list *out)
 {
 	out->names = NULL;
 	out->n = 0;
-	fsx_enter(FSX_LIST);
+	int inj = fsx_enter(FSX_LIST, dir);
+	if (inj)
+		return fsx_injected(FSX_LIST, inj);
 	DIR *d = opendir(dir);
 	if (!d) {
 		int err = errno;
@@ -515,10 +712,11 @@ int fsx_read_file(const char *path, char **buf, size_t *len)
 	int fd = fsx_open(path, O_RDONLY, 0);
 	if (fd < 0)
 		return -1;
-	fsx_enter(FSX_READ);
+	int err = fsx_enter(FSX_READ, path);
 	size_t cap = 4096, n = 0;
-	char *b = malloc(cap + 1);
-	int err = b ? 0 : ENOMEM;
+	char *b = err ? NULL : malloc(cap + 1);
+	if (!err && !b)
+		err = ENOMEM;
 	while (!err) {
 		if (n == cap) {
 			char *grown = realloc(b, cap * 2 + 1);
@@ -541,7 +739,7 @@ int fsx_read_file(const char *path, char **buf, size_t *len)
 		}
 	}
 	fsx_leave(FSX_READ, err ? -1 : 0, err);
-	close(fd);
+	fsx_close(fd);
 	if (err) {
 		free(b);
 		errno = err;
@@ -555,9 +753,17 @@ int fsx_read_file(const char *path, char **buf, size_t *len)
 
 int fsx_write_all(int fd, const void *buf, size_t len)
 {
-	fsx_enter(FSX_WRITE);
+	int err = fsx_enter(FSX_WRITE, NULL);
 	const char *p = buf;
-	int err = 0;
+	if (!err && short_write_left >= 0) {
+		/* short-write: k bytes land, then the error */
+		if ((int64_t)len > short_write_left) {
+			len = (size_t)short_write_left;
+			err = short_write_err;
+		}
+		short_write_left = -1;
+	}
+	int fail = err;
 	while (len) {
 		ssize_t r = write(fd, p, len);
 		if (r < 0) {
@@ -569,6 +775,8 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 		p += r;
 		len -= (size_t)r;
 	}
+	if (!err)
+		err = fail;
 	fsx_leave(FSX_WRITE, err ? -1 : 0, err);
 	errno = err;
 	return err ? -1 : 0;
@@ -591,7 +799,9 @@ int fsx_write_file(const char *path, int flags, const void *buf, size_t len)
 
 int fsx_fsync(int fd)
 {
-	fsx_enter(FSX_FSYNC);
+	int inj = fsx_enter(FSX_FSYNC, NULL);
+	if (inj)
+		return fsx_injected(FSX_FSYNC, inj);
 	int r = fsync(fd);
 	int err = errno;
 	fsx_leave(FSX_FSYNC, r, err);
@@ -601,7 +811,9 @@ int fsx_fsync(int fd)
 
 ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
-	fsx_enter(FSX_WRITE);
+	int inj = fsx_enter(FSX_WRITE, NULL);
+	if (inj)
+		return fsx_injected(FSX_WRITE, inj);
 	ssize_t r;
 	while ((r = pwrite(fd, buf, len, off)) == -1 && errno == EINTR)
 		;
@@ -613,7 +825,9 @@ ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 
 int fsx_ftruncate(int fd, off_t len)
 {
-	fsx_enter(FSX_WRITE);
+	int inj = fsx_enter(FSX_WRITE, NULL);
+	if (inj)
+		return fsx_injected(FSX_WRITE, inj);
 	int r = ftruncate(fd, len);
 	int err = errno;
 	fsx_leave(FSX_WRITE, r, err);
@@ -641,7 +855,9 @@ pid_t fsx_getpid(void)
 
 int fsx_utimens(const char *path, const struct timespec ts[2])
 {
-	fsx_enter(FSX_UTIMENS);
+	int inj = fsx_enter(FSX_UTIMENS, path);
+	if (inj)
+		return fsx_injected(FSX_UTIMENS, inj);
 	int r = utimensat(AT_FDCWD, path, ts, 0);
 	int err = errno;
 	fsx_leave(FSX_UTIMENS, r, err);
@@ -651,7 +867,9 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 
 int fsx_flock(int fd, int op)
 {
-	fsx_enter(FSX_FLOCK);
+	int inj = fsx_enter(FSX_FLOCK, NULL);
+	if (inj)
+		return fsx_injected(FSX_FLOCK, inj);
 	int r;
 	while ((r = flock(fd, op)) == -1 && errno == EINTR)
 		;
@@ -663,9 +881,9 @@ int fsx_flock(int fd, int op)
 
 int fsx_pid_alive(pid_t pid)
 {
-	fsx_enter(FSX_KILL);
-	int r = kill(pid, 0);
-	int err = errno;
+	int inj = fsx_enter(FSX_KILL, NULL);
+	int r = inj ? -1 : kill(pid, 0);
+	int err = inj ? inj : errno;
 	fsx_leave(FSX_KILL, r, err);
 	errno = err;
 	return r == 0 || err == EPERM;
@@ -673,8 +891,8 @@ int fsx_pid_alive(pid_t pid)
 
 void fsx_sleep_ms(int64_t ms)
 {
-	fsx_enter(FSX_SLEEP);
 	int saved = errno;
+	(void)fsx_enter(FSX_SLEEP, NULL); /* a sleep cannot fail: stalls and crashes only */
 	if (ms > 0) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
@@ -688,5 +906,5 @@ int64_t fsx_now_ms(void)
 	counts[FSX_NOW]++;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + skew_ms;
 }

@@ -52,7 +52,10 @@ struct arena_worker {  /* one per worker, on its own cache lines */
 	_Atomic uint32_t next_op;     /* op numbers continue across incarnations */
 	_Atomic uint64_t ops, acquired, committed, busy, errors, lost, crashes, stalls;
 	_Atomic uint64_t calls[FSX_OP_COUNT];
+	_Atomic int64_t stop_until_ns; /* stop fault: the driver SIGCONTs the worker at this time */
 } __attribute__((aligned(64)));
+
+#define ARENA_WIN_SLOTS 65536 /* Windows-like paths: by path hash */
 
 struct arena {
 	_Atomic uint64_t seq __attribute__((aligned(64)));
@@ -65,6 +68,9 @@ struct arena {
 	_Atomic uint64_t breaches;    /* online breaches seen */
 	struct arena_breach breach[ARENA_MAX_BREACH];
 	_Atomic int64_t stall_until_ns; /* latest end of any announced stall */
+	_Atomic uint64_t sweeps;      /* folders the sweep fault removed */
+	_Atomic int64_t win_removed_ns[ARENA_WIN_SLOTS]; /* when a directory at this path was last removed */
+	_Atomic int32_t win_open[ARENA_WIN_SLOTS];       /* descriptors open on this path, all workers */
 	pthread_mutex_t obj_mutex;
 	struct arena_obj obj[ARENA_OBJ_SLOTS];
 	unsigned nworkers;

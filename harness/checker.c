@@ -586,7 +586,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 			o->crashes++;
 			s->crash_announced = 1;
 			ck_worker_gone(c, w, r);
-		} else if (r->a == FK_STALL) {
+		} else if (r->a == FK_STALL || r->a == FK_STOP) {
 			o->stalls++;
 			if (s->attempting)
 				s->att_stall_ms += r->c;

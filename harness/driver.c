@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -214,6 +215,8 @@ struct supervisor {
 	int64_t *budget_ms;    /* per worker: wait budget + margin */
 	int64_t *stale_ms;
 	sigset_t oldmask;
+	pid_t sweeper;         /* sweep fault: the process that removes empty folders */
+	pid_t bystander;       /* pid-reuse fault: a live process unrelated to the lock */
 };
 
 /* What for=Nstale means for this worker: its protocol's stale age, or for the
@@ -266,6 +269,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.stale_ms = fault_stale_ms(&w.lock),
 		.op = &w.op,
 		.trace = cfg->trace,
+		.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
 	};
 	fsx_bind(&b);
 	struct arena_worker *aw = &sv->arena->w[id];
@@ -349,8 +353,23 @@ static unsigned reap(struct supervisor *sv, int stopping)
 /* A worker that shows no progress for longer than its budget, with no stall
  * or hold of its own or any announced stall elsewhere to excuse it, is a
  * liveness violation: report it with its last step, and kill it. */
+/* stop fault: a worker SIGSTOPped itself until stop_until_ns; wake it then,
+ * as a laptop lid opening or a debugger detaching would. */
+static void wake_stopped(struct supervisor *sv)
+{
+	int64_t now = fsx_mono_ns();
+	for (unsigned i = 0; i < sv->cfg->workers; i++) {
+		int64_t until = atomic_load(&sv->arena->w[i].stop_until_ns);
+		if (until && now >= until && sv->slot[i].pid) {
+			atomic_store(&sv->arena->w[i].stop_until_ns, 0);
+			kill(sv->slot[i].pid, SIGCONT);
+		}
+	}
+}
+
 static void watchdog(struct supervisor *sv, int64_t extra_ms)
 {
+	wake_stopped(sv);
 	int64_t now = fsx_mono_ns();
 	int64_t global_excuse = atomic_load(&sv->arena->stall_until_ns);
 	for (unsigned i = 0; i < sv->cfg->workers; i++) {
@@ -392,8 +411,12 @@ static void status_line(struct supervisor *sv, int64_t elapsed_ms, uint64_t *las
 		(double)elapsed_ms / 1000.0, (unsigned long long)ops, rate, (unsigned long long)viol);
 }
 
+static void stop_helper(pid_t *pid);
+
 static void kill_all(struct supervisor *sv)
 {
+	stop_helper(&sv->sweeper);
+	stop_helper(&sv->bystander);
 	for (unsigned i = 0; i < sv->cfg->workers; i++)
 		if (sv->slot[i].pid)
 			kill(sv->slot[i].pid, SIGKILL);
@@ -407,6 +430,70 @@ static int wait_sigchld(const sigset_t *set, int64_t ms)
 	return sigtimedwait(set, NULL, &ts);
 }
 
+/* sweep fault: remove empty folders under the work dir (never the work dir
+ * itself, never a lock object: a *.lock directory or anything inside one),
+ * as a stale-folder pruner does. */
+static const struct fault_rule *sweep_rule;
+static struct arena *sweep_arena;
+static const char *sweep_root;
+
+static int sweep_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	if (flag != FTW_DP || ftw->level == 0)
+		return 0;
+	if (strstr(path, ".lock/") || (strlen(path) >= 5 && !strcmp(path + strlen(path) - 5, ".lock")))
+		return 0;
+	if (sweep_rule->path[0] && fnmatch(sweep_rule->path, path, 0) != 0)
+		return 0;
+	if (rmdir(path) == 0)
+		atomic_fetch_add(&sweep_arena->sweeps, 1);
+	return 0;
+}
+
+static pid_t start_sweeper(struct supervisor *sv, const struct fault_rule *r)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != sv->driver_pid)
+		_exit(0);
+	sigprocmask(SIG_SETMASK, &sv->oldmask, NULL);
+	signal(SIGINT, SIG_IGN);
+	sweep_rule = r;
+	sweep_arena = sv->arena;
+	sweep_root = sv->cfg->workdir;
+	struct timespec ts = { r->every_ms / 1000, (r->every_ms % 1000) * 1000000L };
+	while (!atomic_load(&sv->arena->stop)) {
+		nftw(sweep_root, sweep_entry, 16, FTW_DEPTH | FTW_PHYS);
+		nanosleep(&ts, NULL);
+	}
+	_exit(0);
+}
+
+static pid_t start_bystander(struct supervisor *sv)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != sv->driver_pid)
+		_exit(0);
+	for (;;)
+		pause();
+}
+
+static void stop_helper(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*pid = 0;
+}
+
 static int supervise(struct supervisor *sv)
 {
 	struct run_config *cfg = sv->cfg;
@@ -414,6 +501,17 @@ static int supervise(struct supervisor *sv)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 
+	const struct fault_rule *sweep = fault_process_rule(&cfg->faults, FK_SWEEP, 0);
+	if (sweep && (sv->sweeper = start_sweeper(sv, sweep)) < 0) {
+		fprintf(stderr, "lockstorm: fork sweeper: %s\n", strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < cfg->workers && !sv->bystander; i++)
+		if (fault_process_rule(&cfg->faults, FK_PID_REUSE, i) && (sv->bystander = start_bystander(sv)) < 0) {
+			fprintf(stderr, "lockstorm: fork: %s\n", strerror(errno));
+			stop_helper(&sv->sweeper);
+			return -1;
+		}
 	for (unsigned i = 0; i < cfg->workers; i++) {
 		if (spawn(sv, i, 0) != 0) {
 			fprintf(stderr, "lockstorm: fork worker %u: %s\n", i, strerror(errno));
@@ -476,6 +574,8 @@ static int supervise(struct supervisor *sv)
 	}
 	while (reap(sv, 1) > 0) /* after kill_all: collect every last one */
 		wait_sigchld(&chld, 20);
+	stop_helper(&sv->sweeper);
+	stop_helper(&sv->bystander);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../faults/fault.h"
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
 #include "driver.h"
@@ -155,13 +156,21 @@ static int cmd_list(int argc, char **argv)
 			list_points((*w)->points);
 		}
 	} else if (!strcmp(what, "faults")) {
-		printf("fault kinds (--fault KIND[@POINT][:KEY=VAL,...]; POINT is a glob, default *)\n"
-		       "  stall   the worker pauses at the point; for=300ms | 2s | 1.5stale (multiples of its\n"
-		       "          protocol's stale age; default 1stale)\n"
-		       "  crash   the worker journals the fault, then SIGKILLs itself (use --respawn to restart it)\n"
-		       "keys: p=PROB (default 1)  nth=N  once  for=...  workers=0,2,5-7\n"
-		       "profiles (--faults): none.  The full fault engine (errno, stop, sweep, skew, ...) is\n"
-		       "not in this build yet.\n");
+		printf("--fault KIND[@POINT][:KEY=VAL,...]   POINT is a glob over `lockstorm list points`\n"
+		       "  stall         pause the worker at the point; for=300ms | 2s | 1.5stale (default 1stale)\n"
+		       "  stop          the driver SIGSTOPs the worker and SIGCONTs it `for` later (a lid, a debugger)\n"
+		       "  crash         journal the fault, then SIGKILL (use --respawn to restart the worker)\n"
+		       "  errno         an fs/<call> fails with err=NAME without acting (default EIO); path=GLOB limits it\n"
+		       "  short-write   fs/write writes bytes=K bytes, then fails with err (default ENOSPC)\n"
+		       "  sweep         a sweeper removes empty folders in the work dir every every=DUR (default 5ms);\n"
+		       "                never the work dir itself, a *.lock directory or anything inside one\n"
+		       "  skew          the worker's clock runs by=+-DUR ahead or behind\n"
+		       "  coarse-mtime  file times seen through stat are rounded down to res=1s|2s (FAT, SMB, HFS+)\n"
+		       "  pid-reuse     the worker's records name the pid of a live unrelated process\n"
+		       "keys for all: p=PROB (default 1)  nth=N  once  workers=0,2,5-7\n"
+		       "decisions draw from each worker's PRNG, seeded from (seed, worker id): same seed, same decisions\n"
+		       "\nprofiles (--faults NAME):\n");
+		fault_profiles_describe(stdout);
 	} else {
 		return usage_error("list: unknown list '%s' (protocols, workloads, points, faults)", what);
 	}

@@ -68,7 +68,8 @@ void report_print_text(FILE *f, const struct run_config *cfg, const struct check
 				fprintf(f, " %s %llu", fsx_op_name((enum fsx_op)op), (unsigned long long)live->fs_calls[op]);
 		fprintf(f, "\n");
 		if (live->online_breaches)
-			fprintf(f, "online      %llu double holders seen the instant they happened (first: w%u and w%u)\n",
+			fprintf(f, "online      %llu overlapping holds seen the instant they happened, legal reclaims and dead "
+				   "holders included (first: w%u and w%u); the verdict is the checker's\n",
 				(unsigned long long)live->online_breaches, live->first_a, live->first_b);
 	}
 	fprintf(f, "\n%-16s %-6s %10s  %s\n", "invariant", "result", "violations", "first example");

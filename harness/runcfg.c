@@ -21,8 +21,10 @@ const char runcfg_run_usage[] =
 	"  -n, --workers N         worker processes, 1..4096 (default 8)\n"
 	"  -d, --duration D        run time: 500ms, 5s, 2m (default 5s)\n"
 	"      --ops N             stop after N operations in all (instead of -d)\n"
-	"      --fault SPEC        stall@POINT:p=P,for=300ms|1.5stale  crash@POINT:p=P  (repeatable;\n"
-	"                          keys p, nth, once, for, workers; POINT may end in *)\n"
+	"      --fault SPEC        KIND[@POINT][:KEY=VAL,..], repeatable; kinds stall, stop, crash, errno,\n"
+	"                          short-write, sweep, skew, coarse-mtime, pid-reuse (see lockstorm list faults)\n"
+	"      --faults PROFILE    standard | stalls | crashes | errnos | windows | none (the ones with\n"
+	"                          crashes imply --respawn; see lockstorm list faults)\n"
 	"      --time-scale F      multiply every protocol time constant by F (default 1)\n"
 	"      --param K=V         set a protocol or workload parameter (repeatable; see `lockstorm list`)\n"
 	"  -s, --seed S            run seed: same seed, same fault decisions (default 1)\n"
@@ -191,8 +193,14 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 				return -1;
 			break;
 		case OPT_FAULTS:
-			if (strcmp(optarg, "none"))
-				return fail(why, len, "--faults %s: fault profiles come with the fault engine; only 'none' is known", optarg);
+			if (cfg->faults.profile[0])
+				return fail(why, len, "--faults given twice ('%s' and '%s')", cfg->faults.profile, optarg);
+			if (fault_profile(&cfg->faults, optarg, why, len))
+				return -1;
+			snprintf(cfg->faults.profile, sizeof cfg->faults.profile, "%s", optarg);
+			/* a profile that crashes workers restarts them, or a long run ends with none */
+			if (!strcmp(optarg, "standard") || !strcmp(optarg, "crashes"))
+				cfg->respawn = 1;
 			break;
 		case OPT_TIME_SCALE: {
 			char *end;
@@ -343,6 +351,8 @@ int runcfg_save(const struct run_config *cfg, const char *path)
 	for (unsigned i = 0; i < cfg->faults.n; i++)
 		json_array_append_new(faults, json_string(cfg->faults.rule[i].spec));
 	json_object_set_new(root, "schema", json_string("lockstorm-run/1"));
+	json_object_set_new(root, "fault_profile", json_string(cfg->faults.profile));
+	json_object_set_new(root, "windows", json_boolean(cfg->faults.windows));
 	json_object_set_new(root, "protocols", protos);
 	json_object_set_new(root, "workload", json_string(cfg->workload->name));
 	json_object_set_new(root, "workers", json_integer(cfg->workers));
@@ -412,6 +422,9 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 		if (json_is_string(v) && fault_parse(&cfg->faults, json_string_value(v), why, len))
 			goto out;
 	}
+	cfg->faults.windows = json_is_true(json_object_get(root, "windows"));
+	const char *prof = json_string_value(json_object_get(root, "fault_profile"));
+	snprintf(cfg->faults.profile, sizeof cfg->faults.profile, "%s", prof ? prof : "");
 	rc = runcfg_resolve(cfg, why, len);
 out:
 	json_decref(root);
