@@ -332,21 +332,42 @@ static int applies_to(const struct fault_rule *r, unsigned worker)
 	return r->workers_all || (worker < 16 * 64 && (r->workers[worker / 64] >> (worker % 64) & 1));
 }
 
-struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
-				struct prng *rng, unsigned worker, const char *point,
-				const char *path, int64_t stale_ms)
+uint32_t fault_point_mask(const struct fault_plan *plan, const char *point)
 {
-	struct fault_action act = { FK_NONE, 0, 0, 0, -1 };
+	uint32_t mask = 0;
 	int fs_call = !strncmp(point, "fs/", 3);
 	for (unsigned i = 0; i < plan->n; i++) {
 		const struct fault_rule *r = &plan->rule[i];
-		if (!point_level(r->kind) || !applies_to(r, worker))
+		if (!point_level(r->kind))
 			continue;
 		if ((r->kind == FK_ERRNO || r->kind == FK_SHORT_WRITE) && !fs_call)
 			continue;
 		if (r->kind == FK_SHORT_WRITE && strcmp(point, "fs/write"))
 			continue;
-		if (!fault_point_match(r->point, point))
+		if (fault_point_match(r->point, point))
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
+				struct prng *rng, unsigned worker, const char *point,
+				const char *path, int64_t stale_ms)
+{
+	return fault_check_mask(plan, st, rng, worker, point, fault_point_mask(plan, point), path, stale_ms);
+}
+
+struct fault_action fault_check_mask(const struct fault_plan *plan, struct fault_state *st,
+				     struct prng *rng, unsigned worker, const char *point, uint32_t mask,
+				     const char *path, int64_t stale_ms)
+{
+	struct fault_action act = { FK_NONE, 0, 0, 0, -1 };
+	(void)point;
+	for (unsigned i = 0; mask && i < plan->n; i++) {
+		const struct fault_rule *r = &plan->rule[i];
+		if (!(mask >> i & 1))
+			continue;
+		if (!applies_to(r, worker))
 			continue;
 		if (r->path[0] && (!path || fnmatch(r->path, path, 0) != 0))
 			continue;

@@ -102,6 +102,13 @@ int fault_point_match(const char *glob, const char *point);
 struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
 				struct prng *rng, unsigned worker, const char *point,
 				const char *path, int64_t stale_ms);
+/* The same decision with the point-glob matching done ahead: mask has bit i
+ * set when rule i's point glob matches this point (fault_point_mask).  The
+ * seam caches masks per point name, so a point costs no fnmatch. */
+uint32_t fault_point_mask(const struct fault_plan *plan, const char *point);
+struct fault_action fault_check_mask(const struct fault_plan *plan, struct fault_state *st,
+				     struct prng *rng, unsigned worker, const char *point, uint32_t mask,
+				     const char *path, int64_t stale_ms);
 /* The first rule of KIND that applies to this worker, or NULL. */
 const struct fault_rule *fault_process_rule(const struct fault_plan *plan, enum fault_kind kind,
 					    unsigned worker);

@@ -93,6 +93,29 @@ int64_t fsx_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Which rules' point globs match a point, cached by the name's address
+ * (point names are string literals, and so are the fs/<call> names). */
+#define MASK_SLOTS 1024
+static struct {
+	const char *name;
+	uint32_t mask;
+} mask_cache[MASK_SLOTS];
+
+static uint32_t point_mask(const char *name)
+{
+	size_t i = ((uintptr_t)name >> 3) % MASK_SLOTS;
+	for (size_t k = 0; k < MASK_SLOTS; k++, i = (i + 1) % MASK_SLOTS) {
+		if (mask_cache[i].name == name)
+			return mask_cache[i].mask;
+		if (!mask_cache[i].name) {
+			mask_cache[i].name = name;
+			mask_cache[i].mask = fault_point_mask(bind.faults, name);
+			return mask_cache[i].mask;
+		}
+	}
+	return fault_point_mask(bind.faults, name); /* full: no caching */
+}
+
 /* The one external callback every point goes through: libfiu asks, the
  * worker's own PRNG answers (never libfiu's, which re-seeds from the clock
  * after fork). */
@@ -102,7 +125,8 @@ static int fsx_fiu_decide(const char *name, int *failnum, void **failinfo, unsig
 	(void)failnum;
 	(void)failinfo;
 	(void)flags;
-	pending = fault_check(bind.faults, bind.fstate, bind.rng, bind.worker, cur_point, cur_path, bind.stale_ms);
+	pending = fault_check_mask(bind.faults, bind.fstate, bind.rng, bind.worker, cur_point,
+				   point_mask(cur_point), cur_path, bind.stale_ms);
 	return pending.kind != FK_NONE;
 }
 
@@ -116,6 +140,7 @@ void fsx_bind(const struct fsx_binding *b)
 	skew_ms = 0;
 	coarse_ns = 0;
 	faults_on = 0;
+	memset(mask_cache, 0, sizeof mask_cache);
 	if (!b->faults)
 		return;
 	const struct fault_rule *r;

@@ -81,7 +81,9 @@ int fsx_pid_alive(pid_t pid);                 /* kill(pid, 0): EPERM counts as a
 void fsx_sleep_ms(int64_t ms);
 int64_t fsx_now_ms(void);                     /* wall clock ms, comparable with file times */
 int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness bookkeeping) */
-/* A protocol step.  Name: "<proto>/<operation>/<before|after>-<label>". */
+/* A protocol step.  Name: "<proto>/<operation>/<before|after>-<label>".
+ * The name must be static (a string literal or a static table entry): the
+ * seam keys its per-point caches by the name's address. */
 void fsx_point(const char *name);
 
 /* FNV-1a 64 of a point name: how journals refer to points. */

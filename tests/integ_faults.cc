@@ -158,8 +158,8 @@ TEST(IntegFaults, SkewedClockMakesTheLegacyLockReclaimALiveHolder)
 	 * the 10 s stale age, so it reclaims live holders */
 	ScratchDir d;
 	FRun skewed, plain;
-	run(skewed, d, "-p mkdir-legacy -w update -n 4 --ops 400 --fault 'skew:by=+20s,workers=1'", "s");
-	run(plain, d, "-p mkdir-legacy -w update -n 4 --ops 400", "p");
+	run(skewed, d, "-p mkdir-legacy -w update -n 4 -d 1s --fault 'skew:by=+20s,workers=1'", "s");
+	run(plain, d, "-p mkdir-legacy -w update -n 4 -d 1s", "p");
 	ASSERT_TRUE(skewed.rep && plain.rep);
 	EXPECT_EQ(skewed.r.status, 1);
 	EXPECT_GT(violations(skewed.rep, "exclusion"), 0);
