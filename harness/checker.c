@@ -46,6 +46,8 @@ static const char *const check_inv_names[INV__COUNT] = {
 	[INV_STATE_INTACT] = "state-intact",
 	[INV_OWN_RELEASE] = "own-release",
 	[INV_LIVENESS] = "liveness",
+	[INV_JOURNAL_SEQ] = "journal-seq",
+	[INV_STALE_READ] = "stale-read",
 };
 
 const char *check_inv_name(enum inv_id id)
@@ -76,6 +78,8 @@ struct ck_worker {
 	uint64_t att_ns, att_seq;
 	uint32_t att_op;
 	int64_t att_stall_ms;   /* own announced stalls since the attempt began */
+	uint64_t att_epoch;     /* acquisitions counted when the attempt began */
+	int att_held;           /* some worker held the lock when it began */
 	/* update workload */
 	int has_read;
 	int64_t read_rev;
@@ -83,6 +87,24 @@ struct ck_worker {
 	/* a crash fault was journaled by this incarnation: the driver's
 	 * EV_KILLED for the same death is not a second crash */
 	int crash_announced;
+	/* stale-read: the read begun and the newest write finished before it */
+	int rb_pending;
+	uint64_t rb_seq;
+	int64_t rb_floor;       /* -1: no write had finished */
+	int32_t rb_floor_w;
+	uint32_t rb_floor_op;
+	uint64_t rb_floor_seq;
+};
+
+/* journal-seq: one EV_APPEND, or one line of the final journal */
+struct ck_app {
+	int64_t seq;
+	int32_t worker;         /* -1: a final line without a worker (seeded) */
+	int64_t op;
+	uint64_t rseq;          /* EV_APPEND's record seq; final lines: 0 */
+	size_t line;            /* final lines: 1-based line number; appends: 0 */
+	int final;              /* 0 appended (EV_APPEND), 1 a line of the final journal */
+	int matched;
 };
 
 struct ck_commit {
@@ -94,6 +116,15 @@ struct ck_commit {
 	int bad_read;           /* rev != read + 1 */
 	int dup;                /* an earlier commit wrote the same revision */
 	size_t first;           /* if dup: index of that earlier commit */
+};
+
+/* A lock object on disk now (fed by obj-create / obj-remove): whose it is,
+ * and whether its creator has died (an orphan nobody alive will release). */
+struct ck_obj {
+	int64_t ino;
+	int32_t creator;
+	int orphan;
+	uint64_t seq;
 };
 
 struct ck_samples {
@@ -119,6 +150,12 @@ struct ck {
 	uint64_t last_busy_ns, last_busy_seq;
 	uint32_t last_busy_op;
 	int32_t last_busy_w;
+	/* liveness (5): waiting on a dead worker's lock object until giving up */
+	struct ck_obj *objs;
+	size_t nobjs, capobjs;
+	size_t orphans;
+	uint64_t orphan_since_seq;
+	uint64_t acq_epoch;
 	/* throughput */
 	struct ck_samples wait, hold;
 	struct ck_commit *commits;
@@ -126,6 +163,16 @@ struct ck {
 	uint64_t released;
 	uint64_t first_ns, last_ns;
 	int seen_worker_rec;
+	/* journal-seq */
+	struct ck_app *apps;
+	size_t napps, capapps;
+	uint64_t appended;
+	/* stale-read: the newest version any finished write wrote */
+	int64_t max_ver;        /* -1: none yet */
+	int32_t max_w;
+	uint32_t max_op;
+	uint64_t max_seq;
+	uint64_t reads;
 };
 
 static int64_t ck_stale(const struct ck *c, unsigned w)
@@ -314,10 +361,81 @@ static void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const
 }
 
 /* A death or a new incarnation: whatever W was doing is over, unjudged. */
+/* A worker died (or a new incarnation replaced it): what it created and did
+ * not remove is an orphan now. */
+static void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		struct ck_obj *o = &c->objs[i];
+		if (o->creator != (int32_t)w || o->orphan)
+			continue;
+		o->orphan = 1;
+		if (c->orphans++ == 0)
+			c->orphan_since_seq = r->seq;
+	}
+}
+
+static int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		if (c->objs[i].ino == r->a) { /* a stale entry under a reused inode */
+			if (c->objs[i].orphan)
+				c->orphans--;
+			c->objs[i] = c->objs[--c->nobjs];
+			break;
+		}
+	}
+	if (c->nobjs == c->capobjs) {
+		size_t cap = c->capobjs ? c->capobjs * 2 : 16;
+		struct ck_obj *g = realloc(c->objs, cap * sizeof *g);
+		if (!g)
+			return -1;
+		c->objs = g;
+		c->capobjs = cap;
+	}
+	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq };
+	return 0;
+}
+
+static void ck_obj_gone(struct ck *c, const struct jrec *r)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		if (c->objs[i].ino != r->a)
+			continue;
+		if (c->objs[i].orphan)
+			c->orphans--;
+		c->objs[i] = c->objs[--c->nobjs];
+		return;
+	}
+}
+
+/* An attempt gave up.  If nobody alive held the lock at any moment of it and
+ * a lock object left by a dead worker was there all along, the waiter waited
+ * on nobody: the lock outlived its holder (PROTOCOLS.md K-VL-1's empty lock,
+ * a crashed holder's directory younger than the stale age). */
+static void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || c->live || !c->orphans ||
+	    c->orphan_since_seq > s->att_seq)
+		return;
+	const struct ck_obj *o = NULL;
+	for (size_t i = 0; i < c->nobjs && !o; i++)
+		if (c->objs[i].orphan)
+			o = &c->objs[i];
+	ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o ? o->creator : -1, 0, o ? o->seq : 0,
+		     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d left when it "
+		     "died (made at seq %llu); no live worker held the lock meanwhile",
+		     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)),
+		     o ? o->creator : -1, (unsigned long long)(o ? o->seq : 0));
+}
+
 static void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
 {
+	ck_orphan(c, w, r);
 	ck_hold_end(c, w, r);
 	c->w[w].attempting = 0;
+	c->w[w].rb_pending = 0;
 }
 
 static const char *ck_proto(const struct ck *c, unsigned w)
@@ -503,6 +621,225 @@ static void ck_driver(struct ck *c, const struct jrec *r)
 	ck_worker_gone(c, v, r);
 }
 
+/* ---- journal-seq (append) ---- */
+
+static int ck_app_push(struct ck *c, const struct ck_app *a)
+{
+	if (c->napps == c->capapps) {
+		size_t nc = c->capapps ? c->capapps * 2 : 1024;
+		struct ck_app *na = realloc(c->apps, nc * sizeof *na);
+
+		if (!na)
+			return -1;
+		c->apps = na;
+		c->capapps = nc;
+	}
+	c->apps[c->napps++] = *a;
+	return 0;
+}
+
+/* W appended seq r->a. */
+static int ck_append(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_app a = { r->a, (int32_t)w, r->op, r->seq, 0, 0, 0 };
+
+	c->appended++;
+	if (!c->in->check_seq)
+		return 0;
+	if (r->a < 1)
+		ck_violation(c, INV_JOURNAL_SEQ, (int32_t)w, r->op, r->seq, -1, 0, 0,
+			     "w%u appended seq %lld (op %u, seq %llu): sequence numbers start at 1",
+			     w, (long long)r->a, r->op, (unsigned long long)r->seq);
+	return ck_app_push(c, &a);
+}
+
+/* seq, then appends before final lines, then record/line order */
+static int ck_app_cmp(const void *x, const void *y)
+{
+	const struct ck_app *a = x, *b = y;
+
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	if (a->final != b->final)
+		return a->final - b->final;
+	if (a->rseq != b->rseq)
+		return a->rseq < b->rseq ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* "w1 and w3 both appended seq 5 (ops 7 and 2)" - one violation per extra. */
+static void ck_seq_dups(struct ck *c, const struct ck_app *g, size_t na, size_t nf)
+{
+	const struct ck_app *f = g + na; /* the final lines of the group */
+	size_t extra = (na > nf ? na : nf) - 1;
+	char more[48] = "";
+
+	if (na > 2)
+		snprintf(more, sizeof more, "; %zu appends of it in all", na);
+	if (na >= nf) {
+		ck_violation(c, INV_JOURNAL_SEQ, g[1].worker, (uint32_t)g[1].op, g[1].rseq,
+			     g[0].worker, (uint32_t)g[0].op, g[0].rseq,
+			     "w%d and w%d both appended seq %lld (ops %lld and %lld, at seq %llu and "
+			     "%llu)%s",
+			     (int)g[0].worker, (int)g[1].worker, (long long)g[0].seq,
+			     (long long)g[0].op, (long long)g[1].op, (unsigned long long)g[0].rseq,
+			     (unsigned long long)g[1].rseq, more);
+	} else {
+		ck_violation(c, INV_JOURNAL_SEQ, f[1].worker, (uint32_t)(f[1].op < 0 ? 0 : f[1].op), 0,
+			     f[0].worker, (uint32_t)(f[0].op < 0 ? 0 : f[0].op), 0,
+			     "the final journal holds seq %lld %zu times (lines %zu and %zu)",
+			     (long long)f[0].seq, nf, f[0].line, f[1].line);
+	}
+	c->out->inv[INV_JOURNAL_SEQ].violations += extra - 1;
+}
+
+/*
+ * After the walk: the appended seqs (EV_APPEND) and, when given, the final
+ * journal's lines, together.  Per seq: appended or held more than once is a
+ * duplicate; a seq between 1 and the highest that neither appended nor holds
+ * is a gap; an append whose line (worker, op, seq) is not in the final journal
+ * is lost.  A line with no EV_APPEND (seeded, or its writer died before it
+ * journaled the append) is fine.
+ */
+static int ck_journal_seq(struct ck *c)
+{
+	const struct check_input *in = c->in;
+	struct append_line *lines = NULL;
+	size_t nlines = 0, nappend = c->napps;
+	int64_t prev = 0;
+	int have_final = in->final_state != NULL;
+
+	if (have_final) {
+		if (append_journal_scan(in->final_state, in->final_len, &lines, &nlines) != 0)
+			return -1;
+		for (size_t i = 0; i < nlines; i++) {
+			struct ck_app a = { lines[i].seq, lines[i].worker, lines[i].op, 0, lines[i].line,
+					    1, 0 };
+			if (lines[i].seq < 1)
+				continue; /* torn or foreign: the replay skips it too */
+			if (ck_app_push(c, &a) < 0) {
+				free(lines);
+				return -1;
+			}
+		}
+		free(lines);
+	} else if (nappend) {
+		ck_violation(c, INV_JOURNAL_SEQ, c->apps[0].worker, (uint32_t)c->apps[0].op,
+			     c->apps[0].rseq, -1, 0, 0,
+			     "the final journal is missing after %zu appends", nappend);
+		c->out->inv[INV_JOURNAL_SEQ].violations += nappend - 1;
+	}
+	if (c->napps > 1)
+		qsort(c->apps, c->napps, sizeof *c->apps, ck_app_cmp);
+
+	for (size_t i = 0; i < c->napps;) {
+		struct ck_app *g = &c->apps[i];
+		size_t n = 1, na = 0, nf;
+
+		while (i + n < c->napps && c->apps[i + n].seq == g->seq)
+			n++;
+		i += n;
+		if (g->seq < 1)
+			continue; /* reported when appended */
+		for (; na < n && !g[na].final; na++)
+			;
+		nf = n - na;
+		if (g->seq > prev + 1) {
+			int64_t missing = g->seq - prev - 1;
+
+			char from[48];
+
+			if (prev)
+				snprintf(from, sizeof from, "goes from %lld to", (long long)prev);
+			else
+				snprintf(from, sizeof from, "starts at");
+			if (missing == 1)
+				ck_violation(c, INV_JOURNAL_SEQ, -1, 0, 0, -1, 0, 0,
+					     "no append and no line of the final journal has seq %lld "
+					     "(the sequence %s %lld)",
+					     (long long)(prev + 1), from, (long long)g->seq);
+			else
+				ck_violation(c, INV_JOURNAL_SEQ, -1, 0, 0, -1, 0, 0,
+					     "no append and no line of the final journal has seqs "
+					     "%lld..%lld (the sequence %s %lld)",
+					     (long long)(prev + 1), (long long)(g->seq - 1), from,
+					     (long long)g->seq);
+			c->out->inv[INV_JOURNAL_SEQ].violations += (uint64_t)missing - 1;
+		}
+		prev = g->seq;
+		if ((na > nf ? na : nf) > 1)
+			ck_seq_dups(c, g, na, nf);
+		if (!have_final)
+			continue;
+		/* each append must have its own line */
+		for (size_t a = 0; a < na; a++) {
+			size_t k;
+
+			for (k = na; k < n; k++)
+				if (!g[k].matched && g[k].worker == g[a].worker && g[k].op == g[a].op)
+					break;
+			if (k < n) {
+				g[k].matched = 1;
+				continue;
+			}
+			ck_violation(c, INV_JOURNAL_SEQ, g[a].worker, (uint32_t)g[a].op, g[a].rseq, -1,
+				     0, 0,
+				     "w%d's append of seq %lld (op %lld, at seq %llu) is not in the final "
+				     "journal",
+				     (int)g[a].worker, (long long)g[a].seq, (long long)g[a].op,
+				     (unsigned long long)g[a].rseq);
+		}
+	}
+	return 0;
+}
+
+/* ---- stale-read (generation) ---- */
+
+/* A write of version r->a finished. */
+static void ck_stale_commit(struct ck *c, unsigned w, const struct jrec *r)
+{
+	if (!c->in->check_stale_read || r->a <= c->max_ver)
+		return;
+	c->max_ver = r->a;
+	c->max_w = (int32_t)w;
+	c->max_op = r->op;
+	c->max_seq = r->seq;
+}
+
+static void ck_read_begin(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+
+	s->rb_pending = 1;
+	s->rb_seq = r->seq;
+	s->rb_floor = c->max_ver;
+	s->rb_floor_w = c->max_w;
+	s->rb_floor_op = c->max_op;
+	s->rb_floor_seq = c->max_seq;
+}
+
+/* A read returned version r->a (b = 1: from a kept answer). */
+static void ck_read_end(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+
+	if (!s->rb_pending)
+		return;
+	s->rb_pending = 0;
+	if (r->err != 0)
+		return;
+	c->reads++;
+	if (!c->in->check_stale_read || r->a >= s->rb_floor)
+		return;
+	ck_violation(c, INV_STALE_READ, (int32_t)w, r->op, r->seq, s->rb_floor_w, s->rb_floor_op,
+		     s->rb_floor_seq,
+		     "w%u's read (op %u, begun at seq %llu) returned version %lld %s, but w%d had "
+		     "finished writing version %lld (op %u, seq %llu) before it began",
+		     w, r->op, (unsigned long long)s->rb_seq, (long long)r->a,
+		     r->b ? "from its cache" : "from disk", (int)s->rb_floor_w,
+		     (long long)s->rb_floor, s->rb_floor_op, (unsigned long long)s->rb_floor_seq);
+}
+
 /* One worker record; 0, or -1 on allocation failure. */
 static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 {
@@ -526,14 +863,18 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		s->att_seq = r->seq;
 		s->att_op = r->op;
 		s->att_stall_ms = 0;
+		s->att_epoch = c->acq_epoch;
+		s->att_held = c->live > 0;
 		break;
 	case EV_ACQUIRED:
 		o->acquired++;
+		c->acq_epoch++;
 		if (ck_acquired(c, w, r) < 0)
 			return -1;
 		break;
 	case EV_BUSY:
 		o->busy++;
+		ck_dead_wait(c, w, r);
 		ck_attempt_end(c, w, r, "ended busy");
 		if (c->stretch_open) {
 			c->stretch_busy++;
@@ -548,6 +889,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		ck_attempt_end(c, w, r, "ended in an error");
 		break;
 	case EV_READ:
+		ck_read_end(c, w, r);
 		/* only a read that succeeded says what the next commit must write */
 		s->has_read = r->err == 0;
 		s->read_rev = r->a;
@@ -562,6 +904,14 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_COMMIT:
 		if (ck_commit(c, w, r) < 0)
 			return -1;
+		ck_stale_commit(c, w, r);
+		break;
+	case EV_APPEND:
+		if (ck_append(c, w, r) < 0)
+			return -1;
+		break;
+	case EV_READ_BEGIN:
+		ck_read_begin(c, w, r);
 		break;
 	case EV_LOST:
 		o->lost++;
@@ -600,8 +950,13 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_WORKER_EXIT:
 		ck_worker_gone(c, w, r);
 		break;
+	case EV_OBJ_CREATE:
+		if (ck_obj_create(c, w, r) < 0)
+			return -1;
+		break;
 	case EV_OBJ_REMOVE:
 		ck_obj_remove(c, w, r);
+		ck_obj_gone(c, r);
 		break;
 	default:
 		break;
@@ -733,6 +1088,8 @@ static void ck_free(struct ck *c)
 	free(c->wait.v);
 	free(c->hold.v);
 	free(c->commits);
+	free(c->apps);
+	free(c->objs);
 }
 
 /* A run in which attempts were made, some raised an error, and not one ever
@@ -774,6 +1131,8 @@ int check_run(const struct check_input *in, struct check_result *out)
 		out->inv[INV_SERIAL_UPDATES].applicable = 0;
 		out->inv[INV_STATE_INTACT].applicable = 0;
 	}
+	out->inv[INV_JOURNAL_SEQ].applicable = in->check_seq != 0;
+	out->inv[INV_STALE_READ].applicable = in->check_stale_read != 0;
 	out->torn_bytes = in->torn_bytes;
 
 	c.in = in;
@@ -784,6 +1143,8 @@ int check_run(const struct check_input *in, struct check_result *out)
 		goto out_nomem;
 	c.last_busy_w = -1;
 	c.stretch_after = -1;
+	c.max_ver = -1;
+	c.max_w = -1;
 
 	for (unsigned w = 0; w < nw; w++) {
 		int64_t st = ck_stale(&c, w), b = ck_budget(&c, w);
@@ -826,8 +1187,14 @@ int check_run(const struct check_input *in, struct check_result *out)
 		if (ck_serial(&c) < 0 || ck_final_state(&c) < 0)
 			goto out_nomem;
 	}
+	if (in->check_seq && ck_journal_seq(&c) < 0)
+		goto out_nomem;
 
 	out->ops = in->check_state ? out->committed : c.released;
+	if (in->check_seq)
+		out->ops = c.appended;
+	else if (in->check_stale_read)
+		out->ops = out->committed + c.reads;
 	out->elapsed_s = c.seen_worker_rec ? (double)(c.last_ns - c.first_ns) / 1e9 : 0;
 	out->ops_per_s = out->elapsed_s > 0 ? (double)out->ops / out->elapsed_s : 0;
 	ck_dist(&c.wait, &out->wait);

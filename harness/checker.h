@@ -25,6 +25,8 @@ enum inv_id {
 	INV_STATE_INTACT,
 	INV_OWN_RELEASE,
 	INV_LIVENESS,
+	INV_JOURNAL_SEQ,
+	INV_STALE_READ,
 	INV__COUNT
 };
 
@@ -53,6 +55,8 @@ struct check_input {
 	const int64_t *budget_ms; /* per worker: the protocol's wait budget (scaled) */
 	const char *const *proto_of; /* per worker: protocol name (for examples); may be NULL */
 	int check_state;          /* the workload keeps a state file (update) */
+	int check_seq;            /* journal-seq: EV_APPEND records, final_state is the JSONL journal (append) */
+	int check_stale_read;     /* stale-read: EV_READ_BEGIN/EV_READ against EV_COMMIT versions (generation) */
 	const char *final_state;  /* its bytes at the end; NULL if missing */
 	size_t final_len;
 	size_t torn_bytes;        /* from the journal reader */

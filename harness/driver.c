@@ -255,8 +255,6 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		_exit(3);
 	unsigned slot = cfg_proto_slot(cfg, id);
 	lock_setup(&w.lock, cfg->proto[slot], w.state_file, cfg->pvals[slot], id, &w.rng);
-	if (w.lock.ops->init(&w.lock) != 0)
-		_exit(3);
 
 	struct fsx_binding b = {
 		.worker = id,
@@ -272,6 +270,10 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
 	};
 	fsx_bind(&b);
+	/* init after the binding: what it does on disk (a carried-lock sweep)
+	 * meets faults, the trace and the ownership table like any step */
+	if (w.lock.ops->init(&w.lock) != 0)
+		_exit(3);
 	struct arena_worker *aw = &sv->arena->w[id];
 	worker_log(&w, EV_WORKER_START, 0, incarnation, 0, 0);
 	if (incarnation == 0)
@@ -407,7 +409,7 @@ static void status_line(struct supervisor *sv, int64_t elapsed_ms, uint64_t *las
 	double rate = elapsed_ms > *last_ms ? (double)(ops - *last_ops) * 1000.0 / (double)(elapsed_ms - *last_ms) : 0;
 	*last_ops = ops;
 	*last_ms = elapsed_ms;
-	fprintf(stderr, "\r  %6.1fs  %9llu acquired  %9.0f/s  %llu double holders seen so far   ",
+	fprintf(stderr, "\r  %6.1fs  %9llu acquired  %9.0f/s  %llu overlapping holds so far   ",
 		(double)elapsed_ms / 1000.0, (unsigned long long)ops, rate, (unsigned long long)viol);
 }
 
@@ -635,6 +637,8 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		.budget_ms = budget,
 		.proto_of = proto_of,
 		.check_state = (cfg->workload->flags & WL_CHECK_STATE) != 0,
+		.check_seq = (cfg->workload->flags & WL_CHECK_SEQ) != 0,
+		.check_stale_read = (cfg->workload->flags & WL_CHECK_STALE_READ) != 0,
 		.final_state = final,
 		.final_len = final_len,
 		.torn_bytes = torn,

@@ -51,6 +51,7 @@ static const char *const journal_type_names[EV__COUNT] = {
 	[EV_KILLED] = "killed",
 	[EV_LIVENESS] = "liveness",
 	[EV_STOP] = "stop",
+	[EV_READ_BEGIN] = "read-begin",
 };
 
 /* "unknown" for anything outside the enum, so it is always printable. */

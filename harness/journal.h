@@ -34,7 +34,7 @@ enum ev_type {
 	EV_ACQUIRED,       /* a: ns the hold started (creation of its lock object, else now) */
 	EV_BUSY,           /* acquire gave up within its own budget */
 	EV_ACQUIRE_ERROR,  /* err: errno raised by acquire */
-	EV_READ,           /* a: revision read (-1 missing), b: own count read; err EBADMSG = unparseable */
+	EV_READ,           /* a: revision read (-1 missing), b: own count read; err EBADMSG = unparseable (generation: a version, b 1 = from its cache; append: a next seq - 1, b source as EV_APPEND's c) */
 	EV_COMMIT_BEGIN,   /* a: revision about to be written, b: own count (just before rename) */
 	EV_COMMIT,         /* a: revision written, b: own count written (rename returned 0) */
 	EV_LOST,           /* held() said no: nothing written */
@@ -44,7 +44,7 @@ enum ev_type {
 	EV_RELEASE_ERROR,  /* err */
 	EV_FAULT,          /* a: fault kind, b: point hash, c: duration ms (stall) */
 	EV_STEP,           /* trace only. a: point hash, b: fsx op, c: result (0 or errno) */
-	EV_APPEND,         /* a: sequence number appended */
+	EV_APPEND,         /* a: sequence number appended, b: journal byte offset (0: not known), c: where the seq came from (1 cache, 2 snapshot, 3 replay) */
 	EV_WORKER_START,   /* a: incarnation */
 	EV_WORKER_EXIT,    /* a: exit status */
 	EV_OBJ_CREATE,     /* a lock object was created. a: inode, b: dev */
@@ -54,6 +54,7 @@ enum ev_type {
 	EV_KILLED,         /* driver: worker was killed/died. op: victim, a: signal, b: worker pid, c: 1 if by watchdog */
 	EV_LIVENESS,       /* driver: watchdog fired. op: victim, a: last point hash, b: ms without progress, c: budget ms */
 	EV_STOP,           /* driver: stop flag raised (end of run) */
+	EV_READ_BEGIN,     /* a read starts (stale-read: writes finished before it bind it) */
 	EV__COUNT
 };
 

@@ -10,6 +10,7 @@
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
 #include "driver.h"
+#include "exec.h"
 #include "journal.h"
 #include "runcfg.h"
 
@@ -21,6 +22,8 @@ static const char usage[] =
 	"  check    OUTDIR: re-derive the verdict of a kept run (run -o OUTDIR) from its files\n"
 	"  dump     OUTDIR: print every journal record of a kept run as JSON lines\n"
 	"  list     protocols | workloads | points [-p PROTO] | faults\n"
+	"  exec     [--fault SPEC].. [-s SEED] [--log FILE] -- CMD [ARGS]: run any program under\n"
+	"           the preload fault shim and print what was injected\n"
 	"\n"
 	"`lockstorm run --help` lists the run options.\n"
 	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
@@ -197,8 +200,10 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(cmd, "exec"))
+		return exec_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "explore") || !strcmp(cmd, "replay") || !strcmp(cmd, "compare") ||
-	    !strcmp(cmd, "report") || !strcmp(cmd, "exec"))
+	    !strcmp(cmd, "report"))
 		return usage_error("'%s' is not in this build yet (see lockstorm --help)", cmd);
-	return usage_error("unknown command '%s' (run, check, dump, list; see lockstorm --help)", cmd);
+	return usage_error("unknown command '%s' (run, check, dump, list, exec; see lockstorm --help)", cmd);
 }

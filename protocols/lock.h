@@ -111,6 +111,8 @@ void lock_setup(struct lock *lk, const struct lock_ops *ops, const char *file,
 /* The protocols. */
 extern const struct lock_ops mkdir_legacy_ops;
 extern const struct lock_ops mkdir_owner_ops;
+extern const struct lock_ops lockfile_legacy_ops, lockfile_recorded_ops;
+extern const struct lock_ops pidlock_ops;
 extern const struct lock_ops flock_ops;
 extern const struct lock_ops none_ops;
 

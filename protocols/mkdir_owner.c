@@ -272,7 +272,7 @@ static void mo_fresh(struct lock *lk)
 	struct mo_state *st = mo_state(lk);
 	unsigned long long rnd = prng_next(lk->rng) & 0xffffffffffffULL; /* 6 bytes */
 
-	snprintf(st->name, sizeof st->name, "owner-%ld-%012llx", (long)getpid(), rnd);
+	snprintf(st->name, sizeof st->name, "owner-%ld-%012llx", (long)fsx_getpid(), rnd);
 }
 
 /* WITHDRAW: [WD1 entry-rmdir] every errno ignored ("gone already is fine").

@@ -13,6 +13,9 @@
 const struct lock_ops *const lock_registry[] = {
 	&mkdir_legacy_ops, /* doflow 2.0.0-beta.5 */
 	&mkdir_owner_ops,  /* doflow 2.0.0 */
+	&lockfile_legacy_ops,   /* volter 3.0.155 */
+	&lockfile_recorded_ops, /* volter 3.0.157 */
+	&pidlock_ops,      /* quiver 1.0.0 source-lock */
 	&flock_ops,        /* control: a kernel lock, never caught */
 	&none_ops,         /* busted control: takes nothing, always caught */
 	NULL,

@@ -919,3 +919,48 @@ TEST(Checker, LivenessWhenNoAttemptEverTookTheLock)
 	check_result ok = run.go(h);
 	EXPECT_EQ(viol(ok, INV_LIVENESS), 0u);
 }
+
+TEST(Checker, LivenessWaitingOnADeadWorkersLockUntilGivingUp)
+{
+	/* w0 made the lock object and was killed before it ever held; w1 then
+	 * waited on it and gave up: nobody alive held the lock meanwhile */
+	Hist h;
+	h.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1);
+	h.fault(0, 0, 1, 2 /* FK_CRASH */);
+	h.attempt(1, 0, 2).busy(1, 0, 50);
+	CheckRun run;
+	run.stale = 1000;
+	check_result r = run.go(h);
+	only(r, INV_LIVENESS);
+	EXPECT_EQ(viol(r, INV_LIVENESS), 1u);
+	EXPECT_EQ(r.inv[INV_LIVENESS].ex[0].worker[0], 1);
+	EXPECT_EQ(r.inv[INV_LIVENESS].ex[0].worker[1], 0);
+	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[0].text, "left when it died"), nullptr);
+
+	/* the object removed (reclaimed) before the next wait: nothing to blame */
+	Hist ok;
+	ok.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1);
+	ok.fault(0, 0, 1, 2);
+	ok.ev(1, EV_OBJ_REMOVE, 0, 1.5, 77, 0, 0);
+	ok.attempt(1, 0, 2).busy(1, 0, 50);
+	EXPECT_EQ(viol(run.go(ok), INV_LIVENESS), 0u);
+}
+
+TEST(Checker, LivenessGivingUpOnALiveHolderIsNotADeadWait)
+{
+	Hist h;
+	h.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1).acquired(0, 0, 1, 0.5);
+	h.attempt(1, 0, 2).busy(1, 0, 50);
+	h.release(0, 0, 60);
+	CheckRun run;
+	run.stale = 1000;
+	EXPECT_EQ(viol(run.go(h), INV_LIVENESS), 0u);
+
+	/* a holder that dies during the wait was a live holder for part of it */
+	Hist d;
+	d.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1).acquired(0, 0, 1, 0.5);
+	d.attempt(1, 0, 2);
+	d.fault(0, 0, 10, 2);
+	d.busy(1, 0, 50);
+	EXPECT_EQ(viol(run.go(d), INV_LIVENESS), 0u);
+}

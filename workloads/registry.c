@@ -8,6 +8,8 @@
 const struct workload_ops *const workload_registry[] = {
 	&update_workload,
 	&hold_workload,
+	&append_workload,
+	&generation_workload,
 	NULL,
 };
 

@@ -97,7 +97,7 @@ static int state_write(struct worker *w, const struct update_state *st, int64_t 
 		goto out_free;
 	}
 	char tmp[PATH_MAX + 32];
-	snprintf(tmp, sizeof tmp, "%s.%d.tmp", w->state_file, (int)getpid());
+	snprintf(tmp, sizeof tmp, "%s.%d.tmp", w->state_file, (int)fsx_getpid());
 	if (fsx_write_file(tmp, O_TRUNC, text, len) != 0)
 		goto out_free;
 	fsx_point("update/write/after-tmp-write");

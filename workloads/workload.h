@@ -41,6 +41,8 @@ struct worker {
 };
 
 #define WL_CHECK_STATE 0x1u /* the checker reads the final state and commits */
+#define WL_CHECK_SEQ 0x2u   /* journal-seq: appends' sequence numbers and the final journal (append) */
+#define WL_CHECK_STALE_READ 0x4u /* stale-read: reads against finished writes (generation) */
 
 struct workload_ops {
 	const char *name;
@@ -62,6 +64,8 @@ const char *point_name(uint64_t hash);
 
 extern const struct workload_ops update_workload;
 extern const struct workload_ops hold_workload;
+extern const struct workload_ops append_workload;
+extern const struct workload_ops generation_workload;
 
 /* Journal an event for this worker (also feeds the arena's live stats and
  * online holder counter).  Returns the record's seq. */
@@ -85,6 +89,20 @@ int update_state_parse(const char *buf, size_t len, struct update_state *st);
 char *update_state_format(const struct update_state *st, size_t *len);
 /* Free st->counts (as allocated by update_state_parse); safe to call twice. */
 void update_state_free(struct update_state *st);
+
+/* append workload's journal (JSONL, quiver's session journal): one entry per
+ * non-blank line, split on "\n" as the replay splits it (so an unterminated
+ * tail is a line too). */
+struct append_line {
+	int parsed;     /* 0: not JSON (a torn or foreign line) */
+	int64_t seq;    /* -1: the line does not parse or has no integer "seq" */
+	int32_t worker; /* event.w: the appending worker, -1 if absent (seeded lines) */
+	int64_t op;     /* event.op, -1 if absent */
+	size_t line;    /* 1-based line number */
+};
+/* Scan BUF: *out gets a malloc'd array (free it), *n its length.  0, or -1
+ * with errno ENOMEM. */
+int append_journal_scan(const char *buf, size_t len, struct append_line **out, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,19 @@
+/*
+ * exec.h - `lockstorm exec [--fault SPEC].. [-s SEED] [--log FILE] -- CMD [ARGS]`:
+ * run any program under the preload fault shim (docs/preload.md).
+ */
+#ifndef LS_EXEC_H
+#define LS_EXEC_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* argv[0] is "exec".  Returns the program's exit status (128+signal if a
+ * signal ended it), 2 on bad usage, 3 if the shim or the fork failed. */
+int exec_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1322 @@
+/*
+ * lockfile_recorded.c - volter world-core 3.0.157's world storage lock
+ * (PROTOCOLS.md §5), host runtime.
+ *
+ * P = <file>.lock is a regular file made *with* its record in it:
+ * {"pid":N,"hostname":"h","at":"<ISO>","token":"<uuid>","operation":"…",
+ * "caller":"…"}\n.  The token (a v4 uuid from the worker's PRNG) names one
+ * take; the token needle is the exact bytes "token":"<uuid>".  P.recovery
+ * serializes reclaimers and is made the same way (record with its own token).
+ * Aside names: P.stale.<pid>.<ms> (a reclaimed lock),
+ * P.recovery.stale.<pid>.<uuid> (a reclaimed P.recovery), X.carried.<pid>.<uuid>
+ * (the boot-time sweep); P.take.<pid>.<uuid> is a take's private file.
+ *
+ * OS facts it relies on:
+ *   - link(2) is atomic and exclusive (EEXIST if the name is taken), so a
+ *     file written in full under a private name and then linked to P is
+ *     never seen at P without its record.  Some file systems refuse link
+ *     (EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS, EXDEV, EMLINK, EINVAL): the take
+ *     then falls back to open(O_EXCL) + write + read-back, in which an empty
+ *     P is visible between the two calls.
+ *   - open(O_CREAT|O_EXCL) is atomic and exclusive.  rename(2) moves
+ *     whatever file is at the name; of two renames one gets ENOENT.
+ *   - kill(pid, 0) tells whether a pid on this host is alive (EPERM: alive).
+ *     Ages compare `at` (else the mtime) with the wall clock: FS time and
+ *     process time are assumed one clock.
+ *
+ * Steps (numbers and labels as in PROTOCOLS.md §5):
+ *
+ *   CREATE_RECORDED(path, text, token) -> TAKEN(fd) | EXISTS | RECLAIMED |
+ *                                         UNRECORDED | raise
+ *     take=link (b):
+ *       CR1 tmp := path.take.<pid>.<uuid>
+ *       CR2 write tmp (O_EXCL)         error: CR5, raise (ENOENT: withLock makes the dir)
+ *       CR3 link tmp -> path           ok: CR5, CR6 | EEXIST: CR4, CR5, EXISTS
+ *                                      | LINK_UNSUPPORTED: CR5, then (c) | other: CR5, raise
+ *       CR4 SWEEP(path)                at most once per process per path
+ *       CR5 unlink tmp                 ignored
+ *       CR6 open(path, O_RDWR)         error: fd null (held; its record is not rewritten)
+ *     take=twocall, or (b) refused (c):
+ *       CT1 open(path, O_EXCL)         EEXIST: EXISTS | other: raise
+ *       CT2 write the record           error: CT3 close, CT4 read path, CT5 unlink it
+ *                                      if empty or it holds our needle; UNRECORDED
+ *       CT6 read back: our token?      no (or unreadable): CT7 close, RECLAIMED
+ *   SWEEP(path)      SW1 readdir dirname; SW2 stat each "<base>.take.*"; SW3 unlink
+ *                    the ones older than grace_ms.  Errors ignored.
+ *   STALE_R(P, retain)
+ *     SR1 holder := parse(read P)      missing, empty, malformed: null
+ *     SR2 this host, integer pid, kill says dead: stale
+ *     SR3 this host, our pid, ownLocks[P] != holder.token: stale ("waiting on ourselves")
+ *     SR4 no holder: stat P (error: not stale); size 0 and older than grace_ms: stale
+ *     SR5 retain: not stale
+ *     SR6 now - (parse(at) or mtime) > stale_ms
+ *   RECOVERY_STALE(R)  RS1 stat (error: no); RS2 younger than grace_ms: no;
+ *                      RS3 empty: yes; RS4 read: this host's dead integer pid: yes
+ *   withLock (acquire)
+ *     WN1 CREATE_RECORDED(P)           TAKEN: held | ENOENT (once): WN2 mkdir -p, WN1
+ *                                      | RECLAIMED: WN1 | UNRECORDED: record_attempts-th
+ *                                      raises EIO, else sleep poll_ms x n, WN1
+ *                                      | EXISTS: WN3 | other: raise
+ *     WN3 STALE_R(P)?                  no: WN4 past wait_ms: BUSY ("Timed out waiting",
+ *                                      after a read of P), else sleep poll_ms, WN1
+ *     WN5 CREATE_RECORDED(P.recovery)  RECLAIMED, UNRECORDED: WN1 | EXISTS: WN6
+ *                                      | other: raise | TAKEN: WN7
+ *     WN6 RECOVERY_STALE?              yes: WN6a rename it aside (ENOENT: WN1), WN6b
+ *                                      unlink the aside, WN1 | no: past wait_ms: BUSY
+ *                                      ("Lock recovery is active or interrupted"),
+ *                                      else sleep poll_ms, WN1
+ *     WN7 STALE_R(P)?                  yes: WN8 read P, WN9 rename P aside (ENOENT:
+ *                                      skip), WN10 unlink the aside (ENOENT: skip);
+ *                                      other errno: raise after WN11
+ *     WN11 RELEASE_RECORDED(P.recovery) then WN1
+ *   RELEASE_RECORDED(path, token, fd)  RR1 close fd; RR3 read; RR4 unlink if our token
+ *   release  WR1 close fd (error: raise, the token release is skipped);
+ *            WR3 read P; WR4 unlink only if it holds our token (errors ignored)
+ *   held: always 1 (no such check in 3.0.157)
+ *
+ * removeCarriedLocks (§5.6), run by init() when carried_sweep=1, over
+ * dirname(P) only (depth 1; the origin walks <root>/<stateDir>/world trees to
+ * depth 8): `before` is the moment init runs.  Carried = a regular file named
+ * *.lock or *.lock.recovery, at most 1024 bytes, mtime < before, whose
+ * trimmed text is empty or starts with {"pid" but is not a record with an
+ * integer pid.  Carried *.lock.recovery files are set aside first, directly;
+ * then each carried *.lock under its .recovery:
+ *     CL1 CREATE_RECORDED(X.recovery)  not taken: leave X (a reclaimer is at work)
+ *     CL2 X still carried?  CL3 SET_ASIDE(X); then RELEASE_RECORDED(X.recovery)
+ *   SET_ASIDE(X)  SA1 rename X -> X.carried.<pid>.<uuid> (error: done); SA2 read it;
+ *                 SA3 it is a holder now: SA4 link it back (EEXIST: retaken),
+ *                 SA5 unlink the aside | else SA6 unlink the aside
+ * The harness calls init() before it binds the worker to fsx, so these steps
+ * pass the seam unbound: no faults, no trace, no ownership records.
+ *
+ * Not modelled: the kernel-step (tab) variant (a) of CREATE_RECORDED,
+ * RELEASE_RECORDED's and release's changeHolding (RR2, WR2), and REWRITE
+ * (waitingFor and hold-time record rewrites: a worker here holds one lock and
+ * waits on nothing while holding it, so WAIT's rewrite has nothing to do; the
+ * hold/... points do not exist).  Decisions where the source is silent: a holder
+ * record is a JSON object (any other value is null); `at` counts when it
+ * parses as toISOString's form, else the mtime; two absent tokens are equal
+ * in SR3 (a 3.0.155 record naming our own pid is not "ours"); take files use
+ * a fresh uuid each, not the take's token; take=twocall goes straight to (c)
+ * (a platform where link is always refused, minus the refused attempt).
+ *
+ * Points: "lockfile-recorded/<op>/after-<label>" follows step <label> when it
+ * succeeded (steps whose errors are ignored: always; stale checks: when they
+ * judged stale), plus the "before-" points §5.7 names.  CREATE_RECORDED's
+ * points are "take/..." and "take2/..." for P, "recovery-take/..." and
+ * "recovery-take2/..." for P.recovery.  Every name is in lr_points[].
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../faults/fsx.h"
+#include "lock.h"
+
+/* Indexes into lk->param, in lr_params order. */
+enum {
+	LR_STALE,    /* LOCK_STALE_MS */
+	LR_GRACE,    /* EMPTY_RECORD_GRACE_MS */
+	LR_WAIT,     /* withLock's timeout (lock and recovery waits) */
+	LR_POLL,     /* the sleep between tries */
+	LR_ATTEMPTS, /* RECORD_ATTEMPTS */
+	LR_RETAIN,   /* retainLiveOwner */
+	LR_TAKE,     /* enum lr_take_form */
+	LR_CARRIED,  /* removeCarriedLocks at init */
+	LR_NPARAMS
+};
+
+enum lr_take_form { LR_TAKE_LINK = 0, LR_TAKE_TWOCALL = 1 };
+
+static const char *const lr_take_choices[] = { "link", "twocall", NULL };
+
+static const struct param lr_params[] = {
+	[LR_STALE] = { "stale_ms", 60000, PU_MS, NULL,
+		       "LOCK_STALE_MS: a record whose `at` (else mtime) is older than this is stale" },
+	[LR_GRACE] = { "grace_ms", 5000, PU_MS, NULL,
+		       "EMPTY_RECORD_GRACE_MS: an empty lock, .recovery or take file older than "
+		       "this is a dead taker's" },
+	[LR_WAIT] = { "wait_ms", 10000, PU_MS, NULL,
+		      "withLock's timeout from its start (lock wait and recovery wait)" },
+	[LR_POLL] = { "poll_ms", 25, PU_MS, NULL,
+		      "sleep between tries; n x poll_ms after the n-th unrecorded take" },
+	[LR_ATTEMPTS] = { "record_attempts", 3, PU_COUNT, NULL,
+			  "RECORD_ATTEMPTS: the n-th take whose record was not written raises EIO" },
+	[LR_RETAIN] = { "retain", 0, PU_COUNT, NULL,
+			"1: retainLiveOwner (a non-empty record never ages out)" },
+	[LR_TAKE] = { "take", LR_TAKE_LINK, PU_CHOICE, lr_take_choices,
+		      "link: private file + link(2), two calls only when link is refused; "
+		      "twocall: always open(O_EXCL) + write + read-back" },
+	[LR_CARRIED] = { "carried_sweep", 0, PU_COUNT, NULL,
+			 "1: init() runs removeCarriedLocks over the lock's directory (depth 1)" },
+	[LR_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
+};
+static_assert(LR_NPARAMS <= LS_MAX_PARAMS, "too many lockfile-recorded params");
+static_assert(sizeof lr_params / sizeof lr_params[0] == LR_NPARAMS + 1, "lr_params out of step");
+
+static const char *const lr_points[] = {
+	"lockfile-recorded/take/after-tmp-write",
+	"lockfile-recorded/take/before-link",
+	"lockfile-recorded/take/after-link",
+	"lockfile-recorded/take/after-sweep",
+	"lockfile-recorded/take/after-tmp-unlink",
+	"lockfile-recorded/take/after-open-rw",
+	"lockfile-recorded/take2/after-create",
+	"lockfile-recorded/take2/after-record-write",
+	"lockfile-recorded/take2/after-fail-read",
+	"lockfile-recorded/take2/after-fail-unlink",
+	"lockfile-recorded/take2/after-readback",
+	"lockfile-recorded/take/after-dir-mkdir",
+	"lockfile-recorded/take/after-backoff",
+	"lockfile-recorded/take/after-timeout-read",
+	"lockfile-recorded/take/after-sleep",
+	"lockfile-recorded/sweep/after-readdir",
+	"lockfile-recorded/sweep/after-stat",
+	"lockfile-recorded/sweep/after-unlink",
+	"lockfile-recorded/stale/after-read",
+	"lockfile-recorded/stale/after-kill",
+	"lockfile-recorded/stale/after-stat",
+	"lockfile-recorded/stale/after-age-stat",
+	"lockfile-recorded/recovery-stale/after-stat",
+	"lockfile-recorded/recovery-stale/after-read",
+	"lockfile-recorded/recovery-stale/after-kill",
+	"lockfile-recorded/reclaim/after-stale-check",
+	"lockfile-recorded/recovery-take/after-tmp-write",
+	"lockfile-recorded/recovery-take/before-link",
+	"lockfile-recorded/recovery-take/after-link",
+	"lockfile-recorded/recovery-take/after-sweep",
+	"lockfile-recorded/recovery-take/after-tmp-unlink",
+	"lockfile-recorded/recovery-take/after-open-rw",
+	"lockfile-recorded/recovery-take2/after-create",
+	"lockfile-recorded/recovery-take2/after-record-write",
+	"lockfile-recorded/recovery-take2/after-fail-read",
+	"lockfile-recorded/recovery-take2/after-fail-unlink",
+	"lockfile-recorded/recovery-take2/after-readback",
+	"lockfile-recorded/reclaim/after-recovery-take",
+	"lockfile-recorded/reclaim/after-recovery-stale-check",
+	"lockfile-recorded/reclaim/before-recovery-rename-aside",
+	"lockfile-recorded/reclaim/after-recovery-rename-aside",
+	"lockfile-recorded/reclaim/after-recovery-unlink-aside",
+	"lockfile-recorded/reclaim/after-recheck",
+	"lockfile-recorded/reclaim/after-read-holder",
+	"lockfile-recorded/reclaim/before-rename-aside",
+	"lockfile-recorded/reclaim/after-rename-aside",
+	"lockfile-recorded/reclaim/after-unlink-salvage",
+	"lockfile-recorded/reclaim/before-recovery-release",
+	"lockfile-recorded/recovery-release/after-close",
+	"lockfile-recorded/recovery-release/after-read",
+	"lockfile-recorded/recovery-release/after-unlink",
+	"lockfile-recorded/release/after-close",
+	"lockfile-recorded/release/after-read",
+	"lockfile-recorded/release/after-unlink",
+	"lockfile-recorded/carried/after-readdir",
+	"lockfile-recorded/carried/after-stat",
+	"lockfile-recorded/carried/after-read",
+	"lockfile-recorded/carried/after-recovery-take",
+	"lockfile-recorded/carried/before-rename",
+	"lockfile-recorded/carried/after-rename",
+	"lockfile-recorded/carried/after-aside-read",
+	"lockfile-recorded/carried/after-link-back",
+	"lockfile-recorded/carried/after-aside-unlink",
+	NULL,
+};
+
+/* CREATE_RECORDED's points, for P or for a .recovery. */
+struct lr_take_points {
+	const char *tmp_write, *before_link, *link, *sweep, *tmp_unlink, *open_rw;
+	const char *create, *record_write, *fail_read, *fail_unlink, *readback;
+};
+
+static const struct lr_take_points lr_lock_take = {
+	"lockfile-recorded/take/after-tmp-write",   "lockfile-recorded/take/before-link",
+	"lockfile-recorded/take/after-link",        "lockfile-recorded/take/after-sweep",
+	"lockfile-recorded/take/after-tmp-unlink",  "lockfile-recorded/take/after-open-rw",
+	"lockfile-recorded/take2/after-create",     "lockfile-recorded/take2/after-record-write",
+	"lockfile-recorded/take2/after-fail-read",  "lockfile-recorded/take2/after-fail-unlink",
+	"lockfile-recorded/take2/after-readback",
+};
+
+static const struct lr_take_points lr_recovery_take = {
+	"lockfile-recorded/recovery-take/after-tmp-write",
+	"lockfile-recorded/recovery-take/before-link",
+	"lockfile-recorded/recovery-take/after-link",
+	"lockfile-recorded/recovery-take/after-sweep",
+	"lockfile-recorded/recovery-take/after-tmp-unlink",
+	"lockfile-recorded/recovery-take/after-open-rw",
+	"lockfile-recorded/recovery-take2/after-create",
+	"lockfile-recorded/recovery-take2/after-record-write",
+	"lockfile-recorded/recovery-take2/after-fail-read",
+	"lockfile-recorded/recovery-take2/after-fail-unlink",
+	"lockfile-recorded/recovery-take2/after-readback",
+};
+
+/* CREATE_RECORDED's outcomes; LR_RAISE carries errno. */
+enum lr_outcome { LR_TAKEN, LR_EXISTS, LR_RECLAIMED, LR_UNRECORDED, LR_RAISE };
+
+#define LR_UUID_LEN 36
+#define LR_HOST_MAX 256
+#define LR_CARRIED_MAX 1024 /* carried-lock sweep: files up to this size */
+
+/* SWEEP memo bits: at most once per process per path. */
+enum { LR_SWEPT_LOCK = 1u, LR_SWEPT_RECOVERY = 2u };
+
+/* Per-run state, in lk->state: one module instance's memory. */
+struct lr_state {
+	int taken;                   /* acquire returned 0 and release has not run */
+	int fd;                      /* the held lock's descriptor; -1: none (CR6 failed) */
+	size_t rec_len;              /* bytes of the record taken with it (REWRITE's floor) */
+	char token[LR_UUID_LEN + 1]; /* this take's token */
+	int own_set;                 /* ownLocks[P] is set ... */
+	char own[LR_UUID_LEN + 1];   /* ... to this token */
+	unsigned swept;              /* LR_SWEPT_* */
+};
+static_assert(sizeof(struct lr_state) <= sizeof(((struct lock *)0)->state),
+	      "struct lr_state does not fit in struct lock's state");
+
+/* What a read of a record gives, reduced to the fields the rules use. */
+struct lr_holder {
+	int present;                 /* a JSON object: the JS `holder` is truthy */
+	int pid_int;                 /* isInteger(holder.pid) */
+	long long pid;
+	int has_host;
+	char host[LR_HOST_MAX];
+	int at_ok;                   /* `at` parses as toISOString's form */
+	int64_t at_ms;
+	int has_token;
+	char token[LR_UUID_LEN + 1]; /* a longer token never equals ours: cut, marked */
+	int token_long;
+};
+
+#define LR_BUG(msg)                                                                  \
+	do {                                                                         \
+		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
+		abort();                                                             \
+	} while (0)
+
+static struct lr_state *lr_state(struct lock *lk)
+{
+	return (struct lr_state *)lk->state.bytes;
+}
+
+static int64_t lr_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
+}
+
+/* now() - mtime > ms, in integer ns (Date.now() against fractional mtimeMs). */
+static int lr_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
+{
+	int64_t lim_ns, now_ns, age_ns;
+
+	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
+		return 0;
+	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
+	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
+		return mtime_ns < 0;
+	return age_ns > lim_ns;
+}
+
+/* Note a failed step's errno for reports; returns it. */
+static int lr_errno(struct lock *lk)
+{
+	lk->last_error = errno;
+	return errno;
+}
+
+static int lr_raise(struct lock *lk, int e)
+{
+	lk->last_error = e;
+	errno = e;
+	return -1;
+}
+
+/* base + suffix into buf[PATH_MAX]; -1 ENAMETOOLONG if it does not fit. */
+static int lr_name(char *buf, const char *base, const char *suffix)
+{
+	int n = snprintf(buf, PATH_MAX, "%s%s", base, suffix);
+	if (n < 0 || n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* randomUUID(): a v4 uuid from the worker's stream. */
+static void lr_uuid(struct lock *lk, char out[LR_UUID_LEN + 1])
+{
+	uint64_t a = prng_next(lk->rng), b = prng_next(lk->rng);
+
+	a = (a & ~0xf000ULL) | 0x4000ULL;                  /* version 4 */
+	b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; /* variant 10 */
+	snprintf(out, LR_UUID_LEN + 1, "%08llx-%04llx-%04llx-%04llx-%012llx",
+		 (unsigned long long)(a >> 32), (unsigned long long)((a >> 16) & 0xffff),
+		 (unsigned long long)(a & 0xffff), (unsigned long long)(b >> 48),
+		 (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+/* os.hostname(), read live; "" if it cannot be read (Node never throws). */
+static void lr_hostname(char *buf, size_t len)
+{
+	if (fsx_hostname(buf, len) != 0)
+		buf[0] = '\0';
+	buf[len - 1] = '\0';
+}
+
+/* new Date(ms).toISOString(). */
+static void lr_iso(int64_t ms, char *buf, size_t len)
+{
+	time_t s = (time_t)(ms / 1000);
+	int frac = (int)(ms % 1000);
+	struct tm tm;
+
+	if (frac < 0) {
+		frac += 1000;
+		s--;
+	}
+	gmtime_r(&s, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
+static int lr_digits(const char *s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* Date.parse of toISOString's form, YYYY-MM-DDTHH:MM:SS[.f+]Z; -1 otherwise. */
+static int lr_parse_iso(const char *s, int64_t *ms)
+{
+	int y, mo, d, h, mi, sec, frac = 0;
+	struct tm tm;
+	const char *p;
+
+	if (strlen(s) < 20 || lr_digits(s, 4, &y) || s[4] != '-' || lr_digits(s + 5, 2, &mo) ||
+	    s[7] != '-' || lr_digits(s + 8, 2, &d) || s[10] != 'T' || lr_digits(s + 11, 2, &h) ||
+	    s[13] != ':' || lr_digits(s + 14, 2, &mi) || s[16] != ':' ||
+	    lr_digits(s + 17, 2, &sec))
+		return -1;
+	p = s + 19;
+	if (*p == '.') {
+		int place = 100, nd = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, nd++) {
+			frac += (*p - '0') * place;
+			place /= 10;
+		}
+		if (!nd)
+			return -1;
+	}
+	if (strcmp(p, "Z") != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 59)
+		return -1;
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*ms = (int64_t)timegm(&tm) * 1000 + frac;
+	return 0;
+}
+
+/* parse(text) into *h; a non-object, or text that does not parse, is null. */
+static void lr_parse_holder(const char *text, size_t len, struct lr_holder *h)
+{
+	json_error_t err;
+	json_t *root, *v;
+
+	memset(h, 0, sizeof *h);
+	root = json_loadb(text, len, 0, &err);
+	if (!root)
+		return;
+	if (!json_is_object(root))
+		goto out;
+	h->present = 1;
+	v = json_object_get(root, "pid");
+	if (json_is_integer(v)) {
+		h->pid_int = 1;
+		h->pid = json_integer_value(v);
+	}
+	v = json_object_get(root, "hostname");
+	if (json_is_string(v)) {
+		h->has_host = 1;
+		snprintf(h->host, sizeof h->host, "%s", json_string_value(v));
+	}
+	v = json_object_get(root, "at");
+	if (json_is_string(v) && lr_parse_iso(json_string_value(v), &h->at_ms) == 0)
+		h->at_ok = 1;
+	v = json_object_get(root, "token");
+	if (json_is_string(v)) {
+		h->has_token = 1;
+		h->token_long = json_string_length(v) > LR_UUID_LEN;
+		snprintf(h->token, sizeof h->token, "%s", json_string_value(v));
+	}
+out:
+	json_decref(root);
+}
+
+/* Read PATH and parse it as a record: 0, or -1 (errno) when it cannot be read. */
+static int lr_read_holder(struct lock *lk, const char *path, struct lr_holder *h)
+{
+	char *text;
+	size_t len;
+
+	memset(h, 0, sizeof *h);
+	if (fsx_read_file(path, &text, &len) != 0) {
+		lr_errno(lk);
+		return -1;
+	}
+	lr_parse_holder(text, len, h);
+	free(text);
+	return 0;
+}
+
+/* holder?.token == token */
+static int lr_token_is(const struct lr_holder *h, const char *token)
+{
+	return h->present && h->has_token && !h->token_long && strcmp(h->token, token) == 0;
+}
+
+/* A record naming this host. */
+static int lr_this_host(const struct lr_holder *h)
+{
+	char host[LR_HOST_MAX];
+
+	if (!h->present || !h->has_host)
+		return 0;
+	lr_hostname(host, sizeof host);
+	return strcmp(h->host, host) == 0;
+}
+
+static int lr_pid_dead(long long pid)
+{
+	if (pid < INT_MIN || pid > INT_MAX)
+		return 1; /* no kill(2) can name it */
+	return !fsx_pid_alive((pid_t)pid);
+}
+
+/*
+ * A record (malloc'd, ending in "\n"): the lock's
+ * {"pid","hostname","at","token","operation","caller"}, or with
+ * operation == NULL the .recovery's {"pid","hostname","at","token"}.
+ */
+static char *lr_record(struct lock *lk, const char *token, const char *operation, size_t *len)
+{
+	char host[LR_HOST_MAX], at[40], caller[32];
+	json_t *o = json_object();
+	char *text, *nl;
+	int bad;
+
+	if (!o)
+		goto out_nomem;
+	lr_hostname(host, sizeof host);
+	lr_iso(fsx_now_ms(), at, sizeof at);
+	bad = json_object_set_new(o, "pid", json_integer((json_int_t)fsx_getpid())) ||
+	      json_object_set_new(o, "hostname", json_string(host)) ||
+	      json_object_set_new(o, "at", json_string(at)) ||
+	      json_object_set_new(o, "token", json_string(token));
+	if (!bad && operation) {
+		snprintf(caller, sizeof caller, "lockstorm/w%u", lk->worker);
+		bad = json_object_set_new(o, "operation", json_string(operation)) ||
+		      json_object_set_new(o, "caller", json_string(caller));
+	}
+	if (bad) {
+		json_decref(o);
+		goto out_nomem;
+	}
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		goto out_nomem;
+	*len = strlen(text);
+	nl = realloc(text, *len + 2);
+	if (!nl) {
+		free(text);
+		goto out_nomem;
+	}
+	nl[(*len)++] = '\n';
+	nl[*len] = '\0';
+	return nl;
+
+out_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* path's directory and base name; 0, or -1 ENAMETOOLONG. */
+static int lr_split(const char *path, char *dir, char *base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		strcpy(dir, ".");
+		snprintf(base, PATH_MAX, "%s", path);
+		return 0;
+	}
+	if ((size_t)(slash - path) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	snprintf(base, PATH_MAX, "%s", slash + 1);
+	return 0;
+}
+
+/* SWEEP(path): remove take files older than the grace.  All errors ignored. */
+static void lr_sweep(struct lock *lk, const char *path)
+{
+	char dir[PATH_MAX], base[PATH_MAX], prefix[PATH_MAX], full[PATH_MAX];
+	struct fsx_list e;
+	size_t plen;
+
+	if (lr_split(path, dir, base) != 0 || lr_name(prefix, base, ".take.") != 0)
+		return;
+	plen = strlen(prefix);
+
+	/* [SW1 readdir] */
+	if (fsx_list(dir, &e) != 0) {
+		lr_errno(lk);
+		return;
+	}
+	fsx_point("lockfile-recorded/sweep/after-readdir");
+	for (size_t i = 0; i < e.n; i++) {
+		struct fsx_stat st;
+
+		if (strncmp(e.names[i], prefix, plen) != 0)
+			continue;
+		if (snprintf(full, sizeof full, "%s/%s", dir, e.names[i]) >= (int)sizeof full)
+			continue;
+		/* [SW2 stat] */
+		if (fsx_stat(full, &st) != 0) {
+			lr_errno(lk);
+			continue;
+		}
+		fsx_point("lockfile-recorded/sweep/after-stat");
+		/* [SW3 unlink] "`.take.` leftovers hold nothing" */
+		if (!lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+			continue;
+		if (fsx_unlink(full) != 0)
+			lr_errno(lk);
+		fsx_point("lockfile-recorded/sweep/after-unlink");
+	}
+	fsx_list_free(&e);
+}
+
+/* CR4: SWEEP once per process per path (bit 0: no memo, sweep every time). */
+static void lr_sweep_once(struct lock *lk, const char *path, unsigned bit)
+{
+	struct lr_state *st = lr_state(lk);
+
+	if (bit && (st->swept & bit))
+		return;
+	st->swept |= bit;
+	lr_sweep(lk, path);
+}
+
+/* Does text[0..len) contain "token":"<token>"? */
+static int lr_has_needle(const char *text, size_t len, const char *token)
+{
+	char needle[LR_UUID_LEN + 16];
+	int n = snprintf(needle, sizeof needle, "\"token\":\"%s\"", token);
+
+	return n > 0 && memmem(text, len, needle, (size_t)n) != NULL;
+}
+
+/* (c) the two-call take: CT1-CT7. */
+static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const char *text,
+				       size_t len, const char *token,
+				       const struct lr_take_points *pt, int *fd_out)
+{
+	struct lr_holder h;
+	char *held;
+	size_t hlen;
+	int fd;
+
+	/* [CT1 create] */
+	fd = fsx_open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (fd < 0)
+		return lr_errno(lk) == EEXIST ? LR_EXISTS : LR_RAISE;
+	fsx_point(pt->create); /* the empty-file window */
+
+	/* [CT2 record-write] */
+	if (fsx_write_all(fd, text, len) != 0) {
+		lr_errno(lk);
+		/* [CT3] */
+		if (fsx_close(fd) != 0)
+			lr_errno(lk);
+		/* [CT4 fail-read] '' if empty, "gone" on error */
+		if (fsx_read_file(path, &held, &hlen) == 0) {
+			fsx_point(pt->fail_read);
+			/* [CT5 fail-unlink] only while still empty or this take's */
+			if (hlen == 0 || lr_has_needle(held, hlen, token)) {
+				if (fsx_unlink(path) != 0)
+					lr_errno(lk);
+				fsx_point(pt->fail_unlink);
+			}
+			free(held);
+		} else {
+			lr_errno(lk);
+		}
+		return LR_UNRECORDED;
+	}
+	fsx_point(pt->record_write);
+
+	/* [CT6 readback] held only if the path reads back this take's token */
+	if (lr_read_holder(lk, path, &h) != 0 || !lr_token_is(&h, token)) {
+		/* [CT7] */
+		if (fsx_close(fd) != 0)
+			lr_errno(lk);
+		return LR_RECLAIMED;
+	}
+	fsx_point(pt->readback);
+	*fd_out = fd;
+	return LR_TAKEN;
+}
+
+/* link(2) refused by this file system: LINK_UNSUPPORTED. */
+static int lr_link_unsupported(int e)
+{
+	return e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == ENOSYS || e == EXDEV ||
+	       e == EMLINK || e == EINVAL;
+}
+
+/* CREATE_RECORDED(path, text, token), host runtime: (b), falling to (c). */
+static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char *text,
+					  size_t len, const char *token,
+					  const struct lr_take_points *pt, unsigned sweep_bit,
+					  int *fd_out)
+{
+	char tmp[PATH_MAX], suffix[80], uuid[LR_UUID_LEN + 1];
+	int e, linked;
+
+	*fd_out = -1;
+	if (lk->param[LR_TAKE] == LR_TAKE_TWOCALL)
+		return lr_take_twocall(lk, path, text, len, token, pt, fd_out);
+
+	/* [CR1] the take's private file */
+	lr_uuid(lk, uuid);
+	snprintf(suffix, sizeof suffix, ".take.%ld.%s", (long)fsx_getpid(), uuid);
+	if (lr_name(tmp, path, suffix) != 0) {
+		lr_errno(lk);
+		return LR_RAISE;
+	}
+
+	/* [CR2 tmp-write] */
+	if (fsx_write_file(tmp, O_EXCL, text, len) != 0) {
+		e = lr_errno(lk);
+		fsx_unlink(tmp); /* [CR5] ignored */
+		errno = e;
+		return LR_RAISE;
+	}
+	fsx_point(pt->tmp_write);
+
+	/* [CR3 link] */
+	fsx_point(pt->before_link);
+	if (fsx_link(tmp, path) == 0) {
+		linked = 1;
+		fsx_point(pt->link);
+	} else {
+		e = lr_errno(lk);
+		if (e == EEXIST) {
+			/* [CR4 sweep] */
+			lr_sweep_once(lk, path, sweep_bit);
+			fsx_point(pt->sweep);
+		}
+		if (e == EEXIST || !lr_link_unsupported(e)) {
+			fsx_unlink(tmp); /* [CR5] ignored */
+			errno = e;
+			return e == EEXIST ? LR_EXISTS : LR_RAISE;
+		}
+		linked = 0; /* refused: two calls */
+	}
+
+	/* [CR5 tmp-unlink] ignored */
+	if (fsx_unlink(tmp) != 0)
+		lr_errno(lk);
+	fsx_point(pt->tmp_unlink);
+	if (!linked)
+		return lr_take_twocall(lk, path, text, len, token, pt, fd_out);
+
+	/* [CR6 open-rw] error: held, but its record is then not rewritten */
+	*fd_out = fsx_open(path, O_RDWR, 0);
+	if (*fd_out < 0)
+		lr_errno(lk);
+	fsx_point(pt->open_rw);
+	return LR_TAKEN;
+}
+
+/* RELEASE_RECORDED(path, token, fd) on a host: RR1, RR3, RR4.  Errors are
+ * logged only. */
+static void lr_release_recorded(struct lock *lk, const char *path, const char *token, int fd)
+{
+	struct lr_holder h;
+
+	/* [RR1 close] */
+	if (fd >= 0) {
+		if (fsx_close(fd) != 0)
+			lr_errno(lk);
+		fsx_point("lockfile-recorded/recovery-release/after-close");
+	}
+	/* [RR3 read] */
+	if (lr_read_holder(lk, path, &h) != 0)
+		return;
+	fsx_point("lockfile-recorded/recovery-release/after-read");
+	/* [RR4 unlink] only while it holds our token */
+	if (!lr_token_is(&h, token))
+		return;
+	if (fsx_unlink(path) != 0)
+		lr_errno(lk);
+	fsx_point("lockfile-recorded/recovery-release/after-unlink");
+}
+
+/* STALE_R(P, retain): 1 stale, 0 not. */
+static int lr_stale(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+	struct lr_holder h;
+	struct fsx_stat st;
+	int have_st = 0;
+
+	/* [SR1 read] missing, empty, malformed: null */
+	lr_read_holder(lk, lk->path, &h);
+	fsx_point("lockfile-recorded/stale/after-read");
+
+	if (lr_this_host(&h)) {
+		/* [SR2 kill] this host's dead pid */
+		if (h.pid_int) {
+			int dead = lr_pid_dead(h.pid);
+			fsx_point("lockfile-recorded/stale/after-kill");
+			if (dead)
+				return 1;
+		}
+		/* [SR3 own] "A lock recorded under THIS process that this process
+		 * does not hold now is no holder's" */
+		if (h.pid_int && h.pid == (long long)fsx_getpid()) {
+			int same = s->own_set ? lr_token_is(&h, s->own) : !h.has_token;
+			if (!same)
+				return 1;
+		}
+	}
+
+	/* [SR4 stat] "an empty one says no one", asked before the live-owner rule */
+	if (!h.present) {
+		if (fsx_stat(lk->path, &st) != 0) {
+			lr_errno(lk);
+			return 0;
+		}
+		fsx_point("lockfile-recorded/stale/after-stat");
+		have_st = 1;
+		if (st.size == 0 && lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+			return 1;
+	}
+
+	/* [SR5] retainLiveOwner: a non-empty record never ages out */
+	if (lk->param[LR_RETAIN])
+		return 0;
+
+	/* [SR6] the age rule: `at`, else the mtime */
+	if (h.at_ok)
+		return fsx_now_ms() - h.at_ms > lk->param[LR_STALE];
+	if (!have_st) {
+		if (fsx_stat(lk->path, &st) != 0) {
+			lr_errno(lk);
+			return 0; /* elided in the origin: no stamp, no age */
+		}
+		fsx_point("lockfile-recorded/stale/after-age-stat");
+	}
+	return lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_STALE]);
+}
+
+/* RECOVERY_STALE(R): no reclaimer is behind it. */
+static int lr_recovery_stale(struct lock *lk, const char *rec_path)
+{
+	struct lr_holder h;
+	struct fsx_stat st;
+	int dead;
+
+	/* [RS1 stat] */
+	if (fsx_stat(rec_path, &st) != 0) {
+		lr_errno(lk);
+		return 0;
+	}
+	fsx_point("lockfile-recorded/recovery-stale/after-stat");
+	/* [RS2] */
+	if (!lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+		return 0;
+	/* [RS3] */
+	if (st.size == 0)
+		return 1;
+	/* [RS4 read+kill] unparseable or another host's: never stale */
+	if (lr_read_holder(lk, rec_path, &h) != 0)
+		return 0;
+	fsx_point("lockfile-recorded/recovery-stale/after-read");
+	if (!lr_this_host(&h) || !h.pid_int)
+		return 0;
+	dead = lr_pid_dead(h.pid);
+	fsx_point("lockfile-recorded/recovery-stale/after-kill");
+	return dead;
+}
+
+/* A timeout's message reads the file it names: a step. */
+static int lr_timed_out(struct lock *lk, const char *path)
+{
+	char *text;
+	size_t len;
+
+	if (fsx_read_file(path, &text, &len) == 0)
+		free(text);
+	else
+		lr_errno(lk);
+	fsx_point("lockfile-recorded/take/after-timeout-read");
+	return LS_BUSY;
+}
+
+static void lr_wait(int64_t ms, const char *point)
+{
+	fsx_sleep_ms(ms);
+	fsx_point(point);
+}
+
+/* WN6a/WN6b: set a .recovery no reclaimer is behind aside.  0, or -1 raised. */
+static int lr_recovery_aside(struct lock *lk, const char *rec_path)
+{
+	char aside[PATH_MAX], suffix[80], uuid[LR_UUID_LEN + 1];
+
+	lr_uuid(lk, uuid);
+	snprintf(suffix, sizeof suffix, ".stale.%ld.%s", (long)fsx_getpid(), uuid);
+	if (lr_name(aside, rec_path, suffix) != 0)
+		return lr_raise(lk, errno);
+
+	/* [WN6a recovery-rename-aside] */
+	fsx_point("lockfile-recorded/reclaim/before-recovery-rename-aside");
+	if (fsx_rename(rec_path, aside) != 0)
+		return lr_errno(lk) == ENOENT ? 0 : -1;
+	fsx_point("lockfile-recorded/reclaim/after-recovery-rename-aside");
+
+	/* [WN6b recovery-unlink-aside] */
+	if (fsx_unlink(aside) != 0 && lr_errno(lk) != ENOENT)
+		return -1;
+	fsx_point("lockfile-recorded/reclaim/after-recovery-unlink-aside");
+	return 0;
+}
+
+/* WN7-WN10, under P.recovery: 0, or an errno to raise. */
+static int lr_reclaim_under_recovery(struct lock *lk)
+{
+	char aside[PATH_MAX], suffix[64], *text;
+	size_t len;
+
+	/* [WN7 recheck] */
+	if (!lr_stale(lk))
+		return 0;
+	fsx_point("lockfile-recorded/reclaim/after-recheck");
+
+	/* [WN8 read-holder] for the log line only */
+	if (fsx_read_file(lk->path, &text, &len) == 0)
+		free(text);
+	else
+		lr_errno(lk);
+	fsx_point("lockfile-recorded/reclaim/after-read-holder");
+
+	/* [WN9 rename-aside] the key TOCTOU: the re-check was true a moment ago */
+	snprintf(suffix, sizeof suffix, ".stale.%ld.%lld", (long)fsx_getpid(),
+		 (long long)fsx_now_ms());
+	if (lr_name(aside, lk->path, suffix) != 0)
+		return lr_errno(lk);
+	fsx_point("lockfile-recorded/reclaim/before-rename-aside");
+	if (fsx_rename(lk->path, aside) != 0)
+		return lr_errno(lk) == ENOENT ? 0 : errno;
+	fsx_point("lockfile-recorded/reclaim/after-rename-aside");
+
+	/* [WN10 unlink-salvage] */
+	if (fsx_unlink(aside) != 0 && lr_errno(lk) != ENOENT)
+		return errno;
+	fsx_point("lockfile-recorded/reclaim/after-unlink-salvage");
+	return 0;
+}
+
+/* WN5-WN11: 0 take again, LS_BUSY the recovery timeout, -1 raised. */
+static int lr_reclaim(struct lock *lk, int64_t started)
+{
+	char rec_path[PATH_MAX], rtoken[LR_UUID_LEN + 1], *text;
+	enum lr_outcome o;
+	size_t len;
+	int rfd, raise;
+
+	if (lr_name(rec_path, lk->path, ".recovery") != 0)
+		return lr_raise(lk, errno);
+
+	/* [WN5 recovery-take] */
+	lr_uuid(lk, rtoken);
+	text = lr_record(lk, rtoken, NULL, &len);
+	if (!text)
+		return lr_raise(lk, errno);
+	o = lr_create_recorded(lk, rec_path, text, len, rtoken, &lr_recovery_take,
+			       LR_SWEPT_RECOVERY, &rfd);
+	free(text);
+	switch (o) {
+	case LR_RECLAIMED:
+	case LR_UNRECORDED:
+		return 0;
+	case LR_RAISE:
+		return -1;
+	case LR_EXISTS:
+		/* [WN6 recovery-stale-check] */
+		if (lr_recovery_stale(lk, rec_path)) {
+			fsx_point("lockfile-recorded/reclaim/after-recovery-stale-check");
+			return lr_recovery_aside(lk, rec_path);
+		}
+		if (fsx_now_ms() - started > lk->param[LR_WAIT])
+			return lr_timed_out(lk, rec_path); /* "Lock recovery is active or interrupted" */
+		lr_wait(lk->param[LR_POLL], "lockfile-recorded/take/after-sleep");
+		return 0;
+	case LR_TAKEN:
+		break;
+	}
+	fsx_point("lockfile-recorded/reclaim/after-recovery-take");
+
+	raise = lr_reclaim_under_recovery(lk);
+
+	/* [WN11] finally */
+	fsx_point("lockfile-recorded/reclaim/before-recovery-release");
+	lr_release_recorded(lk, rec_path, rtoken, rfd);
+	return raise ? lr_raise(lk, raise) : 0;
+}
+
+/* mkdir -p dirname(P). */
+static int lr_make_dir(struct lock *lk)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+
+	if (lr_split(lk->path, dir, base) != 0 || fsx_mkdir_p(dir) != 0)
+		return lr_raise(lk, errno);
+	return 0;
+}
+
+/* withLock's take: 0 held, LS_BUSY timed out, -1 raised. */
+static int lr_acquire(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+	int64_t started, unrecorded = 0;
+	int made = 0;
+
+	if (s->taken)
+		LR_BUG("lockfile-recorded: acquire while held (release first)");
+	if (!lk->rng)
+		LR_BUG("lockfile-recorded: no rng for tokens");
+	lk->last_error = 0;
+
+	started = fsx_now_ms();
+	lr_uuid(lk, s->token);
+	for (;;) {
+		enum lr_outcome o;
+		size_t len;
+		char *text;
+		int fd, r;
+
+		/* [WN1 take] */
+		text = lr_record(lk, s->token, "withLock", &len);
+		if (!text)
+			return lr_raise(lk, errno);
+		o = lr_create_recorded(lk, lk->path, text, len, s->token, &lr_lock_take,
+				       LR_SWEPT_LOCK, &fd);
+		free(text);
+		switch (o) {
+		case LR_TAKEN:
+			s->fd = fd;
+			s->rec_len = len;
+			s->taken = 1;
+			s->own_set = 1; /* ownLocks[P] := token */
+			memcpy(s->own, s->token, sizeof s->own);
+			return 0;
+		case LR_RAISE:
+			if (errno != ENOENT || made)
+				return lr_raise(lk, errno);
+			/* [WN2 dir-mkdir] once */
+			made = 1;
+			if (lr_make_dir(lk) != 0)
+				return -1;
+			fsx_point("lockfile-recorded/take/after-dir-mkdir");
+			continue;
+		case LR_RECLAIMED:
+			continue; /* no sleep, no deadline check */
+		case LR_UNRECORDED:
+			if (++unrecorded >= lk->param[LR_ATTEMPTS])
+				return lr_raise(lk, EIO);
+			lr_wait(lk->param[LR_POLL] * unrecorded, "lockfile-recorded/take/after-backoff");
+			continue;
+		case LR_EXISTS:
+			break;
+		}
+
+		/* [WN3 stale-check] */
+		if (!lr_stale(lk)) {
+			/* [WN4] */
+			if (fsx_now_ms() - started > lk->param[LR_WAIT])
+				return lr_timed_out(lk, lk->path);
+			lr_wait(lk->param[LR_POLL], "lockfile-recorded/take/after-sleep");
+			continue;
+		}
+		fsx_point("lockfile-recorded/reclaim/after-stale-check");
+
+		/* [WN5-WN11] then take again */
+		r = lr_reclaim(lk, started);
+		if (r != 0)
+			return r;
+	}
+}
+
+static int lr_held(struct lock *lk)
+{
+	(void)lk; /* 3.0.157 has no held() check */
+	return 1;
+}
+
+/* withLock's finally: remove P only while it holds this take's token. */
+static int lr_release(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+	struct lr_holder h;
+	int fd = s->fd;
+
+	if (!s->taken)
+		return 0;
+	s->taken = 0;
+	s->own_set = 0; /* delete ownLocks[P] */
+	s->fd = -1;
+
+	/* [WR1 close] an error raises, and the token release is skipped */
+	if (fd >= 0) {
+		if (fsx_close(fd) != 0)
+			return lr_raise(lk, lr_errno(lk));
+		fsx_point("lockfile-recorded/release/after-close");
+	}
+	/* [WR3 read] errors logged only */
+	if (lr_read_holder(lk, lk->path, &h) != 0)
+		return 0;
+	fsx_point("lockfile-recorded/release/after-read");
+	/* [WR4 unlink] else "release-token-mismatch" */
+	if (!lr_token_is(&h, s->token))
+		return 0;
+	if (fsx_unlink(lk->path) != 0)
+		lr_errno(lk);
+	fsx_point("lockfile-recorded/release/after-unlink");
+	return 0;
+}
+
+/* ---- removeCarriedLocks (§5.6) ---- */
+
+/* Does NAME end in SUFFIX? */
+static int lr_ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* carriedNow(X): stat + read + the carried test. */
+static int lr_carried_now(struct lock *lk, const char *path, int64_t before_ms)
+{
+	struct lr_holder h;
+	struct fsx_stat st;
+	char *text, *p, *end;
+	size_t len;
+	int carried = 0;
+
+	if (fsx_stat(path, &st) != 0) {
+		lr_errno(lk);
+		return 0;
+	}
+	fsx_point("lockfile-recorded/carried/after-stat");
+	if (!S_ISREG(st.mode) || st.size > LR_CARRIED_MAX || before_ms > INT64_MAX / 1000000 ||
+	    st.mtime_ns >= before_ms * 1000000)
+		return 0;
+	if (fsx_read_file(path, &text, &len) != 0) {
+		lr_errno(lk);
+		return 0;
+	}
+	fsx_point("lockfile-recorded/carried/after-read");
+	p = text;
+	end = text + len;
+	while (p < end && *p && strchr(" \t\r\n\v\f", *p))
+		p++;
+	while (end > p && end[-1] && strchr(" \t\r\n\v\f", end[-1]))
+		end--;
+	if (p == end) {
+		carried = 1; /* empty: no one */
+	} else if ((size_t)(end - p) >= 6 && memcmp(p, "{\"pid\"", 6) == 0) {
+		lr_parse_holder(p, (size_t)(end - p), &h);
+		carried = !(h.present && h.pid_int); /* a torn record */
+	}
+	free(text);
+	return carried;
+}
+
+/* SET_ASIDE(X): 1 removed, 0 left (or put back). */
+static int lr_set_aside(struct lock *lk, const char *path)
+{
+	char aside[PATH_MAX], suffix[80], uuid[LR_UUID_LEN + 1];
+	struct lr_holder h;
+
+	lr_uuid(lk, uuid);
+	snprintf(suffix, sizeof suffix, ".carried.%ld.%s", (long)fsx_getpid(), uuid);
+	if (lr_name(aside, path, suffix) != 0)
+		return 0;
+
+	/* [SA1 rename] */
+	fsx_point("lockfile-recorded/carried/before-rename");
+	if (fsx_rename(path, aside) != 0) {
+		lr_errno(lk);
+		return 0;
+	}
+	fsx_point("lockfile-recorded/carried/after-rename");
+
+	/* [SA2 read] */
+	lr_read_holder(lk, aside, &h);
+	fsx_point("lockfile-recorded/carried/after-aside-read");
+
+	/* [SA3] a taker recorded itself meanwhile: put it back */
+	if (h.present && h.pid_int) {
+		/* [SA4 link-back] EEXIST: "carried-retaken" */
+		if (fsx_link(aside, path) != 0)
+			lr_errno(lk);
+		fsx_point("lockfile-recorded/carried/after-link-back");
+		/* [SA5] */
+		if (fsx_unlink(aside) != 0)
+			lr_errno(lk);
+		fsx_point("lockfile-recorded/carried/after-aside-unlink");
+		return 0;
+	}
+	/* [SA6] */
+	if (fsx_unlink(aside) != 0)
+		lr_errno(lk);
+	fsx_point("lockfile-recorded/carried/after-aside-unlink");
+	return 1;
+}
+
+/* removeLock(X): CL1-CL3 under X.recovery. */
+static void lr_remove_lock(struct lock *lk, const char *path, int64_t before_ms)
+{
+	char rec_path[PATH_MAX], rtoken[LR_UUID_LEN + 1], *text;
+	enum lr_outcome o;
+	size_t len;
+	int rfd;
+
+	if (lr_name(rec_path, path, ".recovery") != 0)
+		return;
+	lr_uuid(lk, rtoken);
+	text = lr_record(lk, rtoken, NULL, &len);
+	if (!text)
+		return;
+	/* [CL1] any failure: a reclaimer is at work */
+	o = lr_create_recorded(lk, rec_path, text, len, rtoken, &lr_recovery_take, 0, &rfd);
+	free(text);
+	if (o != LR_TAKEN)
+		return;
+	fsx_point("lockfile-recorded/carried/after-recovery-take");
+
+	/* [CL2] [CL3] */
+	if (lr_carried_now(lk, path, before_ms))
+		lr_set_aside(lk, path);
+	lr_release_recorded(lk, rec_path, rtoken, rfd);
+}
+
+/* removeCarriedLocks over DIR (depth 1): .lock.recovery files first. */
+static void lr_remove_carried(struct lock *lk, const char *dir, int64_t before_ms)
+{
+	char path[PATH_MAX];
+	struct fsx_list e;
+
+	if (fsx_list(dir, &e) != 0) {
+		lr_errno(lk);
+		return;
+	}
+	fsx_point("lockfile-recorded/carried/after-readdir");
+	for (size_t i = 0; i < e.n; i++) {
+		if (!lr_ends_with(e.names[i], ".lock.recovery") ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e.names[i]) >= (int)sizeof path)
+			continue;
+		if (lr_carried_now(lk, path, before_ms))
+			lr_set_aside(lk, path); /* directly, without serialization */
+	}
+	for (size_t i = 0; i < e.n; i++) {
+		if (!lr_ends_with(e.names[i], ".lock") ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e.names[i]) >= (int)sizeof path)
+			continue;
+		lr_remove_lock(lk, path, before_ms);
+	}
+	fsx_list_free(&e);
+}
+
+static int lr_init(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+	char dir[PATH_MAX], base[PATH_MAX];
+
+	memset(s, 0, sizeof *s);
+	s->fd = -1;
+	if (!lk->param[LR_CARRIED])
+		return 0;
+	if (!lk->rng)
+		LR_BUG("lockfile-recorded: no rng for tokens");
+	/* `before`: the start of this process's claim, i.e. now */
+	if (lr_split(lk->path, dir, base) == 0)
+		lr_remove_carried(lk, dir, fsx_now_ms());
+	return 0;
+}
+
+static int64_t lr_stale_ms(const struct lock *lk)
+{
+	return lk->param[LR_STALE];
+}
+
+/* The timeout, plus the one sleep a try begun just before it still takes. */
+static int64_t lr_wait_budget_ms(const struct lock *lk)
+{
+	return lr_sat_add(lk->param[LR_WAIT], lk->param[LR_POLL]);
+}
+
+const struct lock_ops lockfile_recorded_ops = {
+	.name = "lockfile-recorded",
+	.origin = "volter world-core 3.0.157, src/world-store.ts",
+	.summary = "<file>.lock file made with its record (link(2) of a private file, or two "
+		   "calls with read-back); token; empty-record grace; own-pid rule; .recovery "
+		   "recorded and reclaimable; release by token; boot-time carried-lock removal",
+	.claims = "A lock or a lock's reclaim record is never seen empty while its taker lives, "
+		  "so an empty one is always a dead taker's. Where two calls are needed, the take "
+		  "is held only if the path reads back this take's token. Release removes the "
+		  "file only while it still holds this token. A lock recorded with our own pid "
+		  "that we do not hold is stale. A .recovery no reclaimer is behind (empty, or "
+		  "this host's dead pid, > 5 s) is reclaimed. The exclusive create (or link "
+		  "EEXIST) decides the winner; reclaimers are serialized by .recovery with a "
+		  "re-check. Carried locks are removed at open only when empty or a torn "
+		  "{\"pid\" prefix older than the boot's claim.",
+	.params = lr_params,
+	.points = lr_points,
+	.flags = 0,
+	.init = lr_init,
+	.acquire = lr_acquire,
+	.held = lr_held,
+	.release = lr_release,
+	.stale_ms = lr_stale_ms,
+	.wait_budget_ms = lr_wait_budget_ms,
+};

@@ -1,0 +1,242 @@
+/*
+ * integ_append.cc - the append and generation workloads and the pidlock
+ * protocol end to end: the real binary against a scratch directory, verdicts
+ * read from the JSON report.
+ *
+ * quiver's journal without a lock must be caught on journal-seq (duplicate
+ * sequence numbers), and its 1.0.0 revision under a kernel lock must pass;
+ * 0.8.0's cache duplicates even under the lock (K-JL-1).  volter's readers
+ * serve stale tree stamps when writers do not move the generation (§9.3,
+ * bound 2) and never when they do.  Nothing here sleeps or asserts on timing.
+ */
+#include <gtest/gtest.h>
+#include <jansson.h>
+#include <string.h>
+
+#include <string>
+
+#include "testutil.h"
+
+static const std::string BIN = LOCKSTORM_BIN;
+
+namespace {
+
+struct Report {
+	json_t *root = nullptr;
+	explicit Report(const std::string &path)
+	{
+		json_error_t err;
+		root = json_load_file(path.c_str(), 0, &err);
+	}
+	~Report() { json_decref(root); }
+	json_t *inv(const char *name) const
+	{
+		size_t i;
+		json_t *v;
+		json_array_foreach(json_object_get(root, "invariants"), i, v)
+			if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+				return v;
+		return nullptr;
+	}
+	long long violations(const char *name) const
+	{
+		json_t *v = inv(name);
+		return v ? json_integer_value(json_object_get(v, "violations")) : -1;
+	}
+	bool applicable(const char *name) const
+	{
+		json_t *v = inv(name);
+		return v && json_is_true(json_object_get(v, "applicable"));
+	}
+	std::string example(const char *name) const
+	{
+		json_t *ex = json_array_get(json_object_get(inv(name), "examples"), 0);
+		const char *t = json_string_value(json_object_get(ex, "text"));
+		return t ? t : "";
+	}
+	long long total(const char *key) const
+	{
+		return json_integer_value(json_object_get(json_object_get(root, "totals"), key));
+	}
+	long long ops() const
+	{
+		return json_integer_value(json_object_get(json_object_get(root, "throughput"), "ops"));
+	}
+	std::string verdict() const
+	{
+		const char *v = json_string_value(json_object_get(root, "verdict"));
+		return v ? v : "";
+	}
+};
+
+CmdResult lockstorm(const std::string &args)
+{
+	return run_cmd(BIN + " " + args);
+}
+
+/* Every applicable invariant but journal-seq / stale-read held. */
+void others_held(const Report &rep, const char *except)
+{
+	for (const char *inv : { "exclusion", "zombie-write", "no-lost-writes", "serial-updates",
+				 "state-intact", "own-release", "liveness", "journal-seq", "stale-read" }) {
+		if (strcmp(inv, except) != 0) {
+			EXPECT_TRUE(rep.violations(inv) == 0 || !rep.applicable(inv)) << inv << ": " << rep.example(inv);
+		}
+	}
+}
+
+} // namespace
+
+/* The done-means: no lock, four appenders, duplicate seqs. */
+TEST(IntegAppend, WithoutALockDuplicateSeqsAreReported)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w append -p none -n 4 -d 3s -q --dir " + d.sub("w") + " -o " +
+				d.sub("out") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.out.find("verdict: FAIL (journal-seq)"), std::string::npos) << r.out;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_GT(rep.violations("journal-seq"), 0);
+	EXPECT_NE(rep.example("journal-seq").find("both appended seq"), std::string::npos)
+		<< rep.example("journal-seq");
+	EXPECT_EQ(rep.verdict(), "fail");
+	/* what append cannot exercise is n/a, not a pass */
+	EXPECT_FALSE(rep.applicable("no-lost-writes"));
+	EXPECT_FALSE(rep.applicable("serial-updates"));
+	EXPECT_FALSE(rep.applicable("state-intact"));
+	EXPECT_FALSE(rep.applicable("stale-read"));
+	EXPECT_GT(rep.ops(), 0);
+	others_held(rep, "journal-seq");
+
+	/* check re-derives it from the kept journals and final journal alone */
+	CmdResult c = lockstorm("check -q " + d.sub("out") + " --json " + d.sub("c.json"));
+	EXPECT_EQ(c.status, 1) << c.err;
+	Report again(d.sub("c.json"));
+	ASSERT_TRUE(again.root);
+	EXPECT_EQ(again.violations("journal-seq"), rep.violations("journal-seq"));
+}
+
+TEST(IntegAppend, NewRevisionUnderFlockPasses)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w append --param locked=1 --param rev=append -p flock -n 4 --ops 2000 "
+				"-q --dir " + d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_TRUE(rep.applicable("journal-seq"));
+	EXPECT_EQ(rep.violations("journal-seq"), 0) << rep.example("journal-seq");
+	EXPECT_EQ(rep.total("acquired"), 2000);
+	EXPECT_EQ(rep.ops(), 2000) << "every locked op appended once";
+	EXPECT_EQ(rep.verdict(), "pass");
+}
+
+/* K-JL-1: 0.8.0's cache trusts its own count, so a lock does not help. */
+TEST(IntegAppend, LegacyCacheDuplicatesEvenUnderFlock)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w append --param locked=1 --param rev=legacy -p flock -n 4 --ops 2000 "
+				"-q --dir " + d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_GT(rep.violations("journal-seq"), 0);
+	EXPECT_EQ(rep.violations("exclusion"), 0) << "the lock held; the cache is what is wrong";
+}
+
+/* Readers (read-only in 1.0.0) and a legacy journal copied once under the
+ * lock change nothing. */
+TEST(IntegAppend, NewRevisionWithReadersAndALegacyJournalPasses)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w append --param locked=1 --param rev=append --param read_pct=30 "
+				"--param legacy_events=5 -p flock -n 4 --ops 2000 -q --dir " + d.sub("w") +
+				" --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_EQ(rep.violations("journal-seq"), 0) << rep.example("journal-seq");
+	EXPECT_GT(rep.ops(), 0);
+}
+
+/* pidlock (quiver's own source lock) as the append lock: a live holder is
+ * never swept, so the 1.0.0 journal stays gap-free and unique. */
+TEST(IntegAppend, PidlockKeepsTheNewRevisionCorrect)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w append --param locked=1 --param rev=append -p pidlock "
+				"--param wait_ms=5s -n 4 --ops 1500 -q --dir " + d.sub("w") + " --json " +
+				d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_EQ(rep.violations("exclusion"), 0) << rep.example("exclusion");
+	EXPECT_EQ(rep.violations("own-release"), 0) << rep.example("own-release");
+	EXPECT_EQ(rep.violations("journal-seq"), 0) << rep.example("journal-seq");
+	EXPECT_GT(rep.total("acquired"), 0);
+}
+
+/* waitMs 0 (the origin's default): one try, busy under contention, never two holders. */
+TEST(IntegAppend, PidlockSingleTryIsBusyNotUnsafe)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w hold -p pidlock -n 4 --ops 2000 -q --dir " + d.sub("w") + " --json " +
+				d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_EQ(rep.violations("exclusion"), 0) << rep.example("exclusion");
+	EXPECT_GT(rep.total("acquired"), 0);
+}
+
+/* CLEAR judges (CS4: the recorded pid is dead) and then unlinks by name
+ * (CS5): not atomic.  Holders crash after their record is written; clearers
+ * stall between the judgement and the unlink, by which time another clearer
+ * has removed the dead lock and taken a new one - which the stalled clearer
+ * then removes, and takes the lock beside its holder. */
+TEST(IntegAppend, PidlockClearRemovesANewHoldersLock)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w hold -p pidlock --param wait_ms=1s --param hold_ms=10ms -n 4 --ops 200 "
+				"--fault 'crash@pidlock/acquire/after-close:p=0.1' "
+				"--fault 'stall@pidlock/clear/after-kill:p=0.5,for=3ms' --respawn -q --dir " +
+				d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_GT(rep.violations("own-release"), 0) << "the stalled clearer unlinked a live holder's lock";
+	EXPECT_GT(rep.violations("exclusion"), 0);
+	EXPECT_GT(rep.total("crashes"), 0);
+	EXPECT_GT(rep.total("stalls"), 0);
+}
+
+/* §9.3: 3.0.155 writers do not move tree.generation, so 3.0.157 readers keep
+ * serving what they kept before the write. */
+TEST(IntegGeneration, AbsentGenerationServesStaleReads)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w generation --param rev=absent -p flock -n 3 --ops 20000 -q --dir " +
+				d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_GT(rep.violations("stale-read"), 0);
+	EXPECT_NE(rep.example("stale-read").find("from its cache"), std::string::npos)
+		<< rep.example("stale-read");
+	EXPECT_FALSE(rep.applicable("journal-seq"));
+	others_held(rep, "stale-read");
+}
+
+TEST(IntegGeneration, GenerationBracketNeverServesStale)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run -w generation --param rev=generation -p flock -n 3 --ops 20000 -q --dir " +
+				d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_TRUE(rep.applicable("stale-read"));
+	EXPECT_EQ(rep.violations("stale-read"), 0) << rep.example("stale-read");
+	EXPECT_GT(rep.total("committed"), 0);
+}

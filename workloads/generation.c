@@ -1,0 +1,311 @@
+/*
+ * generation.c - the `generation` workload: volter's tree generation
+ * (PROTOCOLS.md §6), writers against readers that keep a cache.
+ *
+ *   rev=generation  tree-generation, volter 3.0.157: every write of a tree
+ *                   file is bracketed by one '.' appended to tree.generation
+ *                   before and one after.
+ *   rev=absent      gen-absent, 3.0.155: the same writes, no bracket.
+ *
+ * Workers with id < writers write; the others read.  Readers are always the
+ * 3.0.157 reader of §6.3 (the only reader the spec gives: 3.0.155's is not
+ * shown), so rev=absent is §9.3's mixed case - old writers, new readers -
+ * which is bound 2 of §6.5: "a writer not going through a store of this
+ * version does not move the generation".  The store folder starts with an
+ * empty tree.generation (a folder a 3.0.157 store has written to); without
+ * one, readers never keep anything.
+ *
+ * Files, in the state file's folder:
+ *   events.jsonl       the tree file (the parent log): one JSON line per write
+ *   tree.generation    only grows
+ *   <state file>.lock  the run's lock: writers hold it around a write (the
+ *                      origin's "history lock"); readers take no lock
+ *
+ * A write's version is the number of lines in events.jsonl once its line is
+ * in: the writer counts the lines under the lock and writes count + 1.  A
+ * reader's version is the number of lines it read.  The file only grows, so
+ * a read that starts after a write of version v finished, and reads the file,
+ * sees at least v lines under any protocol: only a kept (cached) answer can
+ * be older.
+ *
+ *   writer (op)
+ *     acquire (the run's lock)
+ *     WV  read-version   count lines of events.jsonl (missing: 0)
+ *     G1  gen-byte-1     open(tree.generation, O_APPEND|O_CREAT); write "."; close
+ *                        ENOENT, ENOTDIR: ignored | other: raise (no body)
+ *     GA1-GA4 body       open(events.jsonl, O_APPEND|O_CREAT); write the line; close
+ *     G2  gen-byte-2     as G1, in the body's finally
+ *     commit (EV_COMMIT a = version) when body and G2 returned; release
+ *   reader (op)
+ *     EV_READ_BEGIN
+ *     GR1 gen-lstat      G := "dev:ino:size:mtime" of tree.generation;
+ *                        ENOENT, ENOTDIR, not a regular file: null | other: raise
+ *     G non-null and equal to the kept G: serve the kept version (EV_READ b = 1)
+ *     RF  files          read events.jsonl, count its lines; keep (G, count) (b = 0)
+ *
+ * Not modelled: READ_KEPT (small files), GEN_AFTER_OWN_WRITE, WRITE and
+ * WRITE_ATOMIC bodies, REMOVE, tab kernel steps: the append body only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../faults/fsx.h"
+#include "../harness/config.h"
+#include "workload.h"
+
+enum { GN_REV, GN_WRITERS, GN_NPARAMS };
+enum { GN_REV_ABSENT, GN_REV_GENERATION };
+
+static const char *const gn_rev_choices[] = { "absent", "generation", NULL };
+
+static const struct param gn_params[] = {
+	[GN_REV] = { "rev", GN_REV_GENERATION, PU_CHOICE, gn_rev_choices,
+		     "writers' revision: generation (3.0.157 brackets each write) | absent (3.0.155)" },
+	[GN_WRITERS] = { "writers", 1, PU_COUNT, NULL,
+			 "workers 0..writers-1 write, the rest read" },
+	[GN_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const char *const gn_points[] = {
+	"generation/write/after-acquire",
+	"generation/write/after-read-version",
+	"generation/write/after-gen-byte-1",
+	"generation/write/after-body",
+	"generation/write/after-gen-byte-2",
+	"generation/write/before-release",
+	"generation/read/before-gen-lstat",
+	"generation/read/after-gen-lstat",
+	"generation/read/after-files",
+	NULL,
+};
+
+#define GN_TREE "events.jsonl"
+#define GN_GEN "tree.generation"
+
+/* A reader's kept stamp: per process, as the origin's per-instance cache. */
+struct gn_kept {
+	const struct worker *owner;
+	int valid;
+	struct fsx_stat g;  /* the generation it was kept under */
+	int64_t version;    /* lines read then */
+};
+static struct gn_kept gn_kept;
+
+struct gn_paths {
+	char tree[PATH_MAX + 16];
+	char gen[PATH_MAX + 16];
+};
+
+static void gn_paths(const char *state_file, struct gn_paths *p)
+{
+	char buf[PATH_MAX];
+	const char *dir;
+
+	snprintf(buf, sizeof buf, "%s", state_file);
+	dir = dirname(buf); /* may point into buf */
+	snprintf(p->tree, sizeof p->tree, "%s/" GN_TREE, dir);
+	snprintf(p->gen, sizeof p->gen, "%s/" GN_GEN, dir);
+}
+
+/* Lines in the tree file: its "\n" count.  Missing: 0.  -1 errno. */
+static int64_t gn_count(const char *tree)
+{
+	char *buf;
+	size_t len;
+	int64_t n = 0;
+
+	if (fsx_read_file(tree, &buf, &len) != 0)
+		return errno == ENOENT ? 0 : -1;
+	for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))); p++)
+		n++;
+	free(buf);
+	return n;
+}
+
+/* O_APPEND|O_CREAT open, one write loop, close.  0, or -1 errno. */
+static int gn_append(const char *path, const char *data, size_t len)
+{
+	int fd = fsx_open(path, O_WRONLY | O_CREAT | O_APPEND, 0666);
+	int r, err;
+
+	if (fd < 0)
+		return -1;
+	r = fsx_write_all(fd, data, len);
+	err = errno;
+	if (fsx_close(fd) != 0 && r == 0) {
+		r = -1;
+		err = errno;
+	}
+	errno = err;
+	return r;
+}
+
+/* MOVED(path) [G1/G2 gen-byte]: "a directory that is not there has no
+ * reader to tell".  0, or -1 errno. */
+static int gn_moved(const struct gn_paths *p)
+{
+	if (gn_append(p->gen, ".", 1) != 0 && errno != ENOENT && errno != ENOTDIR)
+		return -1;
+	return 0;
+}
+
+/* GENERATION(dir) [GR1 gen-lstat]: 1 with *g, 0 null, -1 raise (errno). */
+static int gn_generation(const struct gn_paths *p, struct fsx_stat *g)
+{
+	if (fsx_lstat(p->gen, g) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	return S_ISREG(g->mode) ? 1 : 0;
+}
+
+/* "dev:ino:size:mtimeMs" equal (ctime: fsx does not report it). */
+static int gn_same(const struct fsx_stat *a, const struct fsx_stat *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns;
+}
+
+static int gn_write(struct worker *w, const struct gn_paths *p)
+{
+	int bracket = w->wparam[GN_REV] == GN_REV_GENERATION;
+	int64_t version;
+	char line[128];
+	int len, body, err;
+
+	if (worker_acquire(w, 0) != 0)
+		return 0;
+	fsx_point("generation/write/after-acquire");
+
+	/* [WV read-version] */
+	version = gn_count(p->tree);
+	if (version < 0) {
+		worker_log(w, EV_WRITE_ERROR, errno, 0, 0, 0);
+		goto out_release;
+	}
+	version++;
+	fsx_point("generation/write/after-read-version");
+	worker_log(w, EV_COMMIT_BEGIN, 0, version, 0, 0);
+
+	/* [G1 gen-byte-1] raises before the body */
+	if (bracket) {
+		if (gn_moved(p) != 0) {
+			worker_log(w, EV_WRITE_ERROR, errno, version, 0, 0);
+			goto out_release;
+		}
+		fsx_point("generation/write/after-gen-byte-1");
+	}
+
+	/* [GA1-GA4 body] */
+	len = snprintf(line, sizeof line, "{\"v\":%lld,\"w\":%u,\"op\":%u}\n", (long long)version,
+		       w->id, (unsigned)w->op);
+	body = gn_append(p->tree, line, (size_t)len);
+	err = errno;
+	if (body == 0)
+		fsx_point("generation/write/after-body");
+
+	/* [G2 gen-byte-2] in the finally: after a failed body too */
+	if (bracket) {
+		if (gn_moved(p) != 0) {
+			if (body == 0)
+				err = errno;
+			body = -1;
+		} else {
+			fsx_point("generation/write/after-gen-byte-2");
+		}
+	}
+	if (body == 0)
+		worker_log(w, EV_COMMIT, 0, version, 0, 0);
+	else
+		worker_log(w, EV_WRITE_ERROR, err, version, 0, 0);
+
+out_release:
+	fsx_point("generation/write/before-release");
+	worker_release(w);
+	return 0;
+}
+
+static int gn_read(struct worker *w, const struct gn_paths *p)
+{
+	struct fsx_stat g;
+	int64_t version;
+	int have;
+
+	if (gn_kept.owner != w) {
+		memset(&gn_kept, 0, sizeof gn_kept);
+		gn_kept.owner = w;
+	}
+	worker_log(w, EV_READ_BEGIN, 0, 0, 0, 0);
+
+	/* [GR1 gen-lstat] FIRST */
+	fsx_point("generation/read/before-gen-lstat");
+	have = gn_generation(p, &g);
+	if (have < 0) {
+		worker_log(w, EV_READ, errno, -1, 0, 0);
+		return 0;
+	}
+	fsx_point("generation/read/after-gen-lstat");
+	if (have && gn_kept.valid && gn_same(&g, &gn_kept.g)) {
+		worker_log(w, EV_READ, 0, gn_kept.version, 1, 0);
+		return 0;
+	}
+
+	/* [RF files] */
+	version = gn_count(p->tree);
+	if (version < 0) {
+		worker_log(w, EV_READ, errno, -1, 0, 0);
+		return 0;
+	}
+	fsx_point("generation/read/after-files");
+	/* kept under the generation read FIRST; a null one is never matched */
+	gn_kept.valid = have;
+	if (have)
+		gn_kept.g = g;
+	gn_kept.version = version;
+	worker_log(w, EV_READ, 0, version, 0, 0);
+	return 0;
+}
+
+/* The store folder and an empty tree.generation in it. */
+static int gn_setup(const struct run_config *cfg, const char *state_file)
+{
+	struct gn_paths p;
+	char dir[PATH_MAX];
+	int fd;
+
+	(void)cfg;
+	snprintf(dir, sizeof dir, "%s", state_file);
+	if (fsx_mkdir_p(dirname(dir)) != 0)
+		return -1;
+	gn_paths(state_file, &p);
+	fd = fsx_open(p.gen, O_WRONLY | O_CREAT, 0666);
+	if (fd < 0)
+		return -1;
+	return fsx_close(fd);
+}
+
+static int gn_op(struct worker *w)
+{
+	struct gn_paths p;
+
+	gn_paths(w->state_file, &p);
+	if ((int64_t)w->id < w->wparam[GN_WRITERS])
+		return gn_write(w, &p);
+	return gn_read(w, &p);
+}
+
+const struct workload_ops generation_workload = {
+	.name = "generation",
+	.summary = "volter tree generation: writers bracket each tree-file append with a byte "
+		   "in tree.generation (rev=generation) or not (rev=absent); readers keep a cache "
+		   "keyed by it",
+	.params = gn_params,
+	.points = gn_points,
+	.flags = WL_CHECK_STALE_READ,
+	.setup = gn_setup,
+	.op = gn_op,
+};
