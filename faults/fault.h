@@ -3,7 +3,7 @@
  *
  *   --fault KIND[@POINT][:KEY=VAL,...]
  *   POINT  a point name; a glob ('*' matches a group); default '*' (for errno: 'fs/<all>')
- *   KEYS   p=PROB (default 1)  nth=N (fire on the Nth match only)  once (at most one firing per worker)
+ *   KEYS   p=PROB (default 1)  nth=N (fire on the Nth match only)  once (at most one firing per worker; both count across respawns)
  *          for=300ms|2s|1.5stale  err=EPERM (any errno by name)  path=GLOB (calls on matching paths only)
  *          workers=0,2,5-7  bytes=K (short-write)  every=DUR (sweep period)  by=+-DUR (skew)
  *          res=1s|2s (coarse-mtime)
@@ -18,6 +18,8 @@
  *   skew          the worker (at start)                 its clock (fsx_now_ms) runs `by` ahead (+) or behind (-)
  *   coarse-mtime  the worker (at start)                 file times seen through fsx_stat rounded down to `res` (1s, 2s)
  *   pid-reuse     the worker (at start)                 its records name the pid of a live unrelated process
+ *   split-identity the worker (at start)                fstat(fd) and lstat(path) report different identities
+ *                                                       for one file, as a browser tab's VFS does
  *
  * Decisions draw from the worker's own PRNG (seeded from run seed and worker
  * id), never a shared or clock-seeded one: the same seed gives the same draws.
@@ -41,7 +43,7 @@ extern "C" {
 
 enum fault_kind {
 	FK_NONE = 0, FK_STALL, FK_CRASH, FK_STOP, FK_ERRNO, FK_SHORT_WRITE,
-	FK_SWEEP, FK_SKEW, FK_COARSE_MTIME, FK_PID_REUSE,
+	FK_SWEEP, FK_SKEW, FK_COARSE_MTIME, FK_PID_REUSE, FK_SPLIT_ID,
 	FK__COUNT
 };
 
@@ -53,7 +55,7 @@ struct fault_rule {
 	char point[FAULT_POINT_MAX]; /* glob */
 	double p;                    /* probability per matching pass */
 	uint64_t nth;                /* 0: every match; else only the nth (1-based) */
-	int once;                    /* at most one firing per worker incarnation */
+	int once;                    /* at most one firing per worker (across respawns) */
 	int64_t for_ms;              /* stall: fixed length, or -1 when for_stale is used */
 	double for_stale;            /* stall: multiple of the protocol's stale age */
 	uint64_t workers[16];        /* bitmap of worker ids it applies to; all when workers_all */

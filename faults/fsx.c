@@ -42,6 +42,7 @@ static int bound;
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
+static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
 static const char *cur_path;          /* the path of the call being decided (for path=GLOB) */
 static const char *cur_point;         /* the point being decided (libfiu hands the callback the
 				       * name it was enabled under, "*", not the point's own) */
@@ -51,6 +52,14 @@ static struct fault_action pending;   /* what the libfiu callback decided */
  * "another worker has it open" can be told from "we do". */
 #define WIN_FDS 1024
 static uint32_t win_fd_slot[WIN_FDS]; /* slot+1, 0 = not tracked */
+/* With a fault plan, the path each descriptor was opened with, so rules with
+ * path=GLOB also reach fd-based calls (write, fsync, close, flock). */
+static char *fd_path[WIN_FDS];
+
+static const char *path_of(int fd)
+{
+	return fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
+}
 static size_t lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
 static int64_t last_create_ns;
@@ -139,6 +148,7 @@ void fsx_bind(const struct fsx_binding *b)
 	last_create_ns = 0;
 	skew_ms = 0;
 	coarse_ns = 0;
+	split_id = 0;
 	faults_on = 0;
 	memset(mask_cache, 0, sizeof mask_cache);
 	if (!b->faults)
@@ -148,6 +158,7 @@ void fsx_bind(const struct fsx_binding *b)
 		skew_ms = r->by_ms;
 	if ((r = fault_process_rule(b->faults, FK_COARSE_MTIME, b->worker)))
 		coarse_ns = r->res_ms * 1000000LL;
+	split_id = fault_process_rule(b->faults, FK_SPLIT_ID, b->worker) != NULL;
 	for (unsigned i = 0; i < b->faults->n; i++) {
 		enum fault_kind k = b->faults->rule[i].kind;
 		if (k == FK_STALL || k == FK_CRASH || k == FK_STOP || k == FK_ERRNO || k == FK_SHORT_WRITE)
@@ -504,8 +515,13 @@ int fsx_open(const char *path, int flags, unsigned mode)
 		arena_obj_lock(bind.arena);
 	int r = open(path, flags | O_CLOEXEC, mode);
 	int err = errno;
-	if (r >= 0)
+	if (r >= 0) {
 		win_note_open(r, path);
+		if (faults_on && r < WIN_FDS) {
+			free(fd_path[r]);
+			fd_path[r] = strdup(path);
+		}
+	}
 	if (track) {
 		if (r >= 0)
 			obj_created(path);
@@ -518,8 +534,12 @@ int fsx_open(const char *path, int flags, unsigned mode)
 
 int fsx_close(int fd)
 {
-	int inj = fsx_enter(FSX_CLOSE, NULL);
+	int inj = fsx_enter(FSX_CLOSE, path_of(fd));
 	win_note_close(fd);
+	if (fd >= 0 && fd < WIN_FDS && fd_path[fd]) {
+		free(fd_path[fd]);
+		fd_path[fd] = NULL;
+	}
 	if (inj) {
 		close(fd); /* the descriptor is gone either way, as close(2) says */
 		return fsx_injected(FSX_CLOSE, inj);
@@ -650,7 +670,10 @@ int fsx_lstat(const char *path, struct fsx_stat *st)
 
 int fsx_fstat(int fd, struct fsx_stat *st)
 {
-	return do_statx(fd, "", AT_EMPTY_PATH, st);
+	int r = do_statx(fd, "", AT_EMPTY_PATH, st);
+	if (r == 0 && split_id) /* the descriptor's identity is not the path's (a tab VFS) */
+		st->ino ^= 0x4000000000000000ULL;
+	return r;
 }
 
 int fsx_exists(const char *path)
@@ -778,9 +801,11 @@ int fsx_read_file(const char *path, char **buf, size_t *len)
 
 int fsx_write_all(int fd, const void *buf, size_t len)
 {
-	int err = fsx_enter(FSX_WRITE, NULL);
+	int err = fsx_enter(FSX_WRITE, path_of(fd));
+	if (err)
+		return fsx_injected(FSX_WRITE, err); /* fails without writing a byte */
 	const char *p = buf;
-	if (!err && short_write_left >= 0) {
+	if (short_write_left >= 0) {
 		/* short-write: k bytes land, then the error */
 		if ((int64_t)len > short_write_left) {
 			len = (size_t)short_write_left;
@@ -824,7 +849,7 @@ int fsx_write_file(const char *path, int flags, const void *buf, size_t len)
 
 int fsx_fsync(int fd)
 {
-	int inj = fsx_enter(FSX_FSYNC, NULL);
+	int inj = fsx_enter(FSX_FSYNC, path_of(fd));
 	if (inj)
 		return fsx_injected(FSX_FSYNC, inj);
 	int r = fsync(fd);
@@ -836,7 +861,7 @@ int fsx_fsync(int fd)
 
 ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
-	int inj = fsx_enter(FSX_WRITE, NULL);
+	int inj = fsx_enter(FSX_WRITE, path_of(fd));
 	if (inj)
 		return fsx_injected(FSX_WRITE, inj);
 	ssize_t r;
@@ -850,7 +875,7 @@ ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 
 int fsx_ftruncate(int fd, off_t len)
 {
-	int inj = fsx_enter(FSX_WRITE, NULL);
+	int inj = fsx_enter(FSX_WRITE, path_of(fd));
 	if (inj)
 		return fsx_injected(FSX_WRITE, inj);
 	int r = ftruncate(fd, len);
@@ -892,7 +917,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 
 int fsx_flock(int fd, int op)
 {
-	int inj = fsx_enter(FSX_FLOCK, NULL);
+	int inj = fsx_enter(FSX_FLOCK, path_of(fd));
 	if (inj)
 		return fsx_injected(FSX_FLOCK, inj);
 	int r;

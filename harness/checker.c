@@ -409,25 +409,55 @@ static void ck_obj_gone(struct ck *c, const struct jrec *r)
 	}
 }
 
-/* An attempt gave up.  If nobody alive held the lock at any moment of it and
- * a lock object left by a dead worker was there all along, the waiter waited
- * on nobody: the lock outlived its holder (PROTOCOLS.md K-VL-1's empty lock,
- * a crashed holder's directory younger than the stale age). */
+/* Is object o abandoned as seen from an attempt that began at seq since: its
+ * creator died before then, or made it before its own current attempt began
+ * (it left it behind: a release that removed nothing, a failed take), or is
+ * neither attempting nor holding at all? */
+static int ck_abandoned(const struct ck *c, const struct ck_obj *o, uint64_t since)
+{
+	if (o->seq >= since || o->creator < 0 || (unsigned)o->creator >= c->in->workers)
+		return 0;
+	if (o->orphan)
+		return 1;
+	const struct ck_worker *cw = &c->w[o->creator];
+	if (!cw->attempting && !cw->holding)
+		return 1;
+	return cw->attempting && !cw->holding && o->seq < cw->att_seq;
+}
+
+/* An attempt gave up after waiting its whole budget.  If nobody alive held
+ * the lock at any moment of it and a lock object its maker had abandoned was
+ * there all along, the waiter waited on nobody: a lock outlived its holder
+ * (PROTOCOLS.md K-VL-1's empty lock of a killed taker, a crashed holder's
+ * directory younger than the stale age) or a release removed nothing and the
+ * process now waits on itself (K-VL-3). */
 static void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 {
 	struct ck_worker *s = &c->w[w];
-	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || c->live || !c->orphans ||
-	    c->orphan_since_seq > s->att_seq)
+	int64_t budget = ck_budget(c, w);
+	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || c->live || !c->nobjs)
 		return;
+	if (budget == LS_NEVER || budget < 1 || ck_since(r->ns, s->att_ns) < (uint64_t)budget * NS_PER_MS)
+		return; /* gave up at once (a try): says nothing about who holds */
 	const struct ck_obj *o = NULL;
 	for (size_t i = 0; i < c->nobjs && !o; i++)
-		if (c->objs[i].orphan)
+		if (ck_abandoned(c, &c->objs[i], s->att_seq))
 			o = &c->objs[i];
-	ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o ? o->creator : -1, 0, o ? o->seq : 0,
-		     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d left when it "
-		     "died (made at seq %llu); no live worker held the lock meanwhile",
-		     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)),
-		     o ? o->creator : -1, (unsigned long long)(o ? o->seq : 0));
+	if (!o)
+		return;
+	const char *how = o->orphan ? "left when it died" : "left behind and no longer held";
+	if (o->creator == (int32_t)w && !o->orphan)
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, (int32_t)w, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on itself: on a lock object it "
+			     "itself left behind (made at seq %llu); no live worker held the lock meanwhile",
+			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)),
+			     (unsigned long long)o->seq);
+	else
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o->creator, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d %s "
+			     "(made at seq %llu); no live worker held the lock meanwhile",
+			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)), o->creator,
+			     how, (unsigned long long)o->seq);
 }
 
 static void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)

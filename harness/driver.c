@@ -261,7 +261,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.journal = &w.journal,
 		.arena = sv->arena,
 		.faults = &cfg->faults,
-		.fstate = &w.fstate,
+		.fstate = &sv->arena->w[id].fstate,
 		.rng = &w.rng,
 		.lock_path = w.lock.path,
 		.stale_ms = fault_stale_ms(&w.lock),

@@ -927,7 +927,7 @@ TEST(Checker, LivenessWaitingOnADeadWorkersLockUntilGivingUp)
 	Hist h;
 	h.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1);
 	h.fault(0, 0, 1, 2 /* FK_CRASH */);
-	h.attempt(1, 0, 2).busy(1, 0, 50);
+	h.attempt(1, 0, 2).busy(1, 0, 1100); /* waited its whole 1000 ms budget */
 	CheckRun run;
 	run.stale = 1000;
 	check_result r = run.go(h);
@@ -942,16 +942,38 @@ TEST(Checker, LivenessWaitingOnADeadWorkersLockUntilGivingUp)
 	ok.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1);
 	ok.fault(0, 0, 1, 2);
 	ok.ev(1, EV_OBJ_REMOVE, 0, 1.5, 77, 0, 0);
-	ok.attempt(1, 0, 2).busy(1, 0, 50);
+	ok.attempt(1, 0, 2).busy(1, 0, 1100);
 	EXPECT_EQ(viol(run.go(ok), INV_LIVENESS), 0u);
+
+	/* a try that gives up at once says nothing about who holds */
+	Hist quick;
+	quick.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1);
+	quick.fault(0, 0, 1, 2);
+	quick.attempt(1, 0, 2).busy(1, 0, 3);
+	EXPECT_EQ(viol(run.go(quick), INV_LIVENESS), 0u);
+}
+
+TEST(Checker, LivenessWaitingOnItsOwnLeftoverLock)
+{
+	/* K-VL-3: w0 held and released, but its release removed nothing; its
+	 * next attempt waits on the lock it left and gives up */
+	Hist h;
+	h.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1).acquired(0, 0, 1, 0.5).release(0, 0, 2);
+	h.attempt(0, 1, 3).busy(0, 1, 1100);
+	CheckRun run;
+	run.stale = 60000;
+	check_result r = run.go(h);
+	only(r, INV_LIVENESS);
+	EXPECT_EQ(viol(r, INV_LIVENESS), 1u);
+	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[0].text, "waiting on itself"), nullptr);
 }
 
 TEST(Checker, LivenessGivingUpOnALiveHolderIsNotADeadWait)
 {
 	Hist h;
 	h.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1).acquired(0, 0, 1, 0.5);
-	h.attempt(1, 0, 2).busy(1, 0, 50);
-	h.release(0, 0, 60);
+	h.attempt(1, 0, 2).busy(1, 0, 1100);
+	h.release(0, 0, 1160);
 	CheckRun run;
 	run.stale = 1000;
 	EXPECT_EQ(viol(run.go(h), INV_LIVENESS), 0u);
@@ -961,6 +983,6 @@ TEST(Checker, LivenessGivingUpOnALiveHolderIsNotADeadWait)
 	d.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1).acquired(0, 0, 1, 0.5);
 	d.attempt(1, 0, 2);
 	d.fault(0, 0, 10, 2);
-	d.busy(1, 0, 50);
+	d.busy(1, 0, 1100);
 	EXPECT_EQ(viol(run.go(d), INV_LIVENESS), 0u);
 }

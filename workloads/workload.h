@@ -34,7 +34,6 @@ struct worker {
 	struct prng rng;
 	struct journal journal;
 	struct arena *arena;
-	struct fault_state fstate;
 	const struct run_config *cfg;
 	const int64_t *wparam; /* resolved workload params */
 	char state_file[PATH_MAX];

@@ -1,0 +1,129 @@
+/*
+ * integ_volter.cc - PROTOCOLS.md's known bad interleavings of volter
+ * 3.0.155 (lockfile-legacy), each against 3.0.157 (lockfile-recorded) under
+ * the same faults: the old revision shows it, the new one does what its
+ * comments claim.  K-VL-1 is in integ_lockfile.cc.
+ */
+#include <gtest/gtest.h>
+#include <jansson.h>
+#include <string.h>
+
+#include <string>
+
+#include "testutil.h"
+
+static const std::string BIN = LOCKSTORM_BIN;
+
+struct VRun {
+	CmdResult r;
+	json_t *rep = nullptr;
+	~VRun() { json_decref(rep); }
+	long long violations(const char *inv) const
+	{
+		size_t i;
+		json_t *v;
+		json_array_foreach(json_object_get(rep, "invariants"), i, v)
+			if (!strcmp(json_string_value(json_object_get(v, "name")), inv))
+				return json_integer_value(json_object_get(v, "violations"));
+		return -1;
+	}
+	std::string examples(const char *inv) const
+	{
+		std::string all;
+		size_t i, k;
+		json_t *v, *e;
+		json_array_foreach(json_object_get(rep, "invariants"), i, v)
+			if (!strcmp(json_string_value(json_object_get(v, "name")), inv))
+				json_array_foreach(json_object_get(v, "examples"), k, e)
+					all += std::string(json_string_value(json_object_get(e, "text"))) + "\n";
+		return all;
+	}
+	long long total(const char *key) const
+	{
+		return json_integer_value(json_object_get(json_object_get(rep, "totals"), key));
+	}
+};
+
+static void vrun(VRun &out, const ScratchDir &d, const std::string &tag, const std::string &args)
+{
+	std::string json = d.sub(tag + ".json");
+	out.r = run_cmd(BIN + " run " + args + " -q --dir " + d.sub(tag + "-w") + " --json " + json);
+	json_error_t err;
+	out.rep = json_load_file(json.c_str(), 0, &err);
+	ASSERT_TRUE(out.rep) << tag << ": " << out.r.err;
+}
+
+TEST(IntegVolter, KVL2LeftoverRecoveryFileBlocksEveryReclaimOfTheOldRevision)
+{
+	/* a holder dies, then the reclaimer dies holding .recovery: 3.0.155 never
+	 * removes it, so every waiter times out; 3.0.157 reclaims a .recovery
+	 * whose maker is dead */
+	ScratchDir d;
+	const std::string common = " -w hold -n 2 -d 2s --time-scale 0.01 --respawn -s 4 "
+				   "--fault 'crash@hold/hold/after-acquire:nth=3,workers=0'";
+	VRun legacy, recorded;
+	vrun(legacy, d, "l", "-p lockfile-legacy" + common +
+		     " --fault 'crash@lockfile-legacy/reclaim/after-recovery-create:nth=1'");
+	vrun(recorded, d, "r", "-p lockfile-recorded" + common +
+		     " --fault 'crash@lockfile-recorded/reclaim/after-recovery-take:nth=1'");
+	EXPECT_EQ(legacy.r.status, 1);
+	EXPECT_GT(legacy.violations("liveness"), 0) << legacy.r.out;
+	EXPECT_GT(legacy.total("crashes"), 1);
+	EXPECT_EQ(recorded.violations("liveness"), 0) << recorded.examples("liveness");
+	EXPECT_EQ(recorded.violations("exclusion"), 0);
+	EXPECT_GT(recorded.total("crashes"), 1);
+}
+
+TEST(IntegVolter, KVL3ReleaseByInodeOnASplitIdentityFileSystemWaitsOnItself)
+{
+	/* fstat(fd) and lstat(path) disagree (a tab's VFS): 3.0.155's release
+	 * never unlinks, and the same process then times out on its own lock */
+	ScratchDir d;
+	const std::string common = " -w hold -n 1 --ops 6 --time-scale 0.01 --fault split-identity";
+	VRun legacy, recorded;
+	vrun(legacy, d, "l", "-p lockfile-legacy" + common);
+	vrun(recorded, d, "r", "-p lockfile-recorded" + common);
+	EXPECT_EQ(legacy.r.status, 1);
+	EXPECT_GT(legacy.violations("liveness"), 0);
+	EXPECT_NE(legacy.examples("liveness").find("waiting on itself"), std::string::npos)
+		<< legacy.examples("liveness");
+	EXPECT_EQ(recorded.r.status, 0) << recorded.r.out; /* release by token */
+}
+
+TEST(IntegVolter, KVL4AnEarlierProcessNumberedAsThisOne)
+{
+	/* every worker's records name one live pid (as a tab numbers its
+	 * processes alike at each boot); a holder dies: 3.0.155 sees a live
+	 * pid and waits out the stale age, 3.0.157's own-pid rule reclaims */
+	ScratchDir d;
+	const std::string common = " -w hold -n 1 --ops 12 --time-scale 0.01 --respawn -s 2 "
+				   "--fault 'crash@hold/hold/after-acquire:nth=2'";
+	VRun legacy, recorded, control;
+	vrun(legacy, d, "l", "-p lockfile-legacy --fault pid-reuse" + common);
+	vrun(recorded, d, "r", "-p lockfile-recorded --fault pid-reuse" + common);
+	vrun(control, d, "c", "-p lockfile-legacy" + common);
+	EXPECT_EQ(legacy.r.status, 1);
+	EXPECT_GT(legacy.violations("liveness"), 0);
+	EXPECT_NE(legacy.examples("liveness").find("left when it died"), std::string::npos)
+		<< legacy.examples("liveness");
+	EXPECT_EQ(recorded.violations("liveness"), 0) << recorded.examples("liveness");
+	/* with real pids the dead holder's pid is dead: reclaimed at once */
+	EXPECT_EQ(control.violations("liveness"), 0) << control.examples("liveness");
+}
+
+TEST(IntegVolter, KVL6RecordWrittenBestEffortIsReclaimedWhileLiveInAMixedFleet)
+{
+	/* the old taker's record write fails (ENOSPC) and it holds an empty lock
+	 * anyway; new processes reclaim an empty lock older than the 5 s grace:
+	 * a double holder.  The new revision alone never holds unrecorded. */
+	ScratchDir d;
+	const std::string common = " -w hold --param hold_ms=10s -n 4 -d 2s --time-scale 0.01 -s 3 "
+				   "--fault 'errno@fs/write:err=ENOSPC,path=*.lock,p=0.5'";
+	VRun mixed, recorded;
+	vrun(mixed, d, "m", "-p lockfile-legacy,lockfile-recorded" + common);
+	vrun(recorded, d, "r", "-p lockfile-recorded" + common);
+	EXPECT_EQ(mixed.r.status, 1);
+	EXPECT_GT(mixed.violations("exclusion"), 0) << mixed.r.out;
+	EXPECT_EQ(recorded.violations("exclusion"), 0) << recorded.r.out;
+	EXPECT_GT(recorded.total("errors") + recorded.total("busy"), 0); /* unrecorded takes are refused */
+}
