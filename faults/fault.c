@@ -27,6 +27,7 @@ static const char *const kind_names[FK__COUNT] = {
 	[FK_COARSE_MTIME] = "coarse-mtime",
 	[FK_PID_REUSE] = "pid-reuse",
 	[FK_SPLIT_ID] = "split-identity",
+	[FK_OTHER_HOST] = "other-host",
 };
 
 /* Which keys each kind takes (beyond p, nth, once, workers). */
@@ -42,6 +43,7 @@ static const unsigned kind_keys[FK__COUNT] = {
 	[FK_COARSE_MTIME] = K_RES,
 	[FK_PID_REUSE] = 0,
 	[FK_SPLIT_ID] = 0,
+	[FK_OTHER_HOST] = 0,
 };
 
 const char *fault_kind_name(enum fault_kind k)
@@ -223,7 +225,7 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 			r.kind = (enum fault_kind)k;
 	if (r.kind == FK_NONE)
 		return bad(why, whylen, spec, "unknown kind '%s' (known: stall, stop, crash, errno, short-write, "
-			   "sweep, skew, coarse-mtime, pid-reuse, split-identity)", buf);
+			   "sweep, skew, coarse-mtime, pid-reuse, split-identity, other-host)", buf);
 	r.err = r.kind == FK_SHORT_WRITE ? ENOSPC : EIO;
 	snprintf(r.point, sizeof r.point, "%s",
 		 r.kind == FK_ERRNO ? "fs/*" : r.kind == FK_SHORT_WRITE ? "fs/write" : "*");

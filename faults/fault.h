@@ -20,6 +20,8 @@
  *   pid-reuse     the worker (at start)                 its records name the pid of a live unrelated process
  *   split-identity the worker (at start)                fstat(fd) and lstat(path) report different identities
  *                                                       for one file, as a browser tab's VFS does
+ *   other-host    the worker (at start)                 it plays a second machine on a shared file system:
+ *                                                       its hostname reads return "<hostname>-other"
  *
  * Decisions draw from the worker's own PRNG (seeded from run seed and worker
  * id), never a shared or clock-seeded one: the same seed gives the same draws.
@@ -43,7 +45,7 @@ extern "C" {
 
 enum fault_kind {
 	FK_NONE = 0, FK_STALL, FK_CRASH, FK_STOP, FK_ERRNO, FK_SHORT_WRITE,
-	FK_SWEEP, FK_SKEW, FK_COARSE_MTIME, FK_PID_REUSE, FK_SPLIT_ID,
+	FK_SWEEP, FK_SKEW, FK_COARSE_MTIME, FK_PID_REUSE, FK_SPLIT_ID, FK_OTHER_HOST,
 	FK__COUNT
 };
 

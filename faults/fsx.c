@@ -159,6 +159,14 @@ void fsx_bind(const struct fsx_binding *b)
 	if ((r = fault_process_rule(b->faults, FK_COARSE_MTIME, b->worker)))
 		coarse_ns = r->res_ms * 1000000LL;
 	split_id = fault_process_rule(b->faults, FK_SPLIT_ID, b->worker) != NULL;
+	if (!bind.hostname && fault_process_rule(b->faults, FK_OTHER_HOST, b->worker)) {
+		/* a second machine sharing the file system: one name for all such workers */
+		static char other[300];
+		char real[256] = "";
+		gethostname(real, sizeof real - 1);
+		snprintf(other, sizeof other, "%s-other", real);
+		bind.hostname = other;
+	}
 	for (unsigned i = 0; i < b->faults->n; i++) {
 		enum fault_kind k = b->faults->rule[i].kind;
 		if (k == FK_STALL || k == FK_CRASH || k == FK_STOP || k == FK_ERRNO || k == FK_SHORT_WRITE)

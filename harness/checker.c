@@ -156,6 +156,7 @@ struct ck {
 	size_t orphans;
 	uint64_t orphan_since_seq;
 	uint64_t acq_epoch;
+	uint64_t *viol_by;      /* per worker: violations it is the first worker of */
 	/* throughput */
 	struct ck_samples wait, hold;
 	struct ck_commit *commits;
@@ -221,6 +222,8 @@ static void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0
 	va_list ap;
 
 	v->violations++;
+	if (w0 >= 0 && (unsigned)w0 < c->in->workers && c->viol_by)
+		c->viol_by[w0]++;
 	if (v->nex >= CHECK_MAX_EXAMPLES)
 		return;
 	ex = &v->ex[v->nex++];
@@ -1120,6 +1123,63 @@ static void ck_free(struct ck *c)
 	free(c->commits);
 	free(c->apps);
 	free(c->objs);
+	free(c->viol_by);
+}
+
+/* Every figure again, by revision, for a mixed-version fleet. */
+static void ck_by_revision(struct ck *c)
+{
+	const struct check_input *in = c->in;
+	struct check_result *out = c->out;
+	if (!in->proto_of)
+		return;
+	int *slot = calloc(in->workers ? in->workers : 1, sizeof *slot);
+	if (!slot)
+		return;
+	for (unsigned w = 0; w < in->workers; w++) {
+		unsigned k;
+		for (k = 0; k < out->nrev; k++)
+			if (!strcmp(out->rev[k].name, in->proto_of[w]))
+				break;
+		if (k == out->nrev) {
+			if (out->nrev == CHECK_MAX_REVS) {
+				slot[w] = -1;
+				continue;
+			}
+			out->rev[out->nrev++].name = in->proto_of[w];
+		}
+		slot[w] = (int)k;
+		out->rev[k].workers++;
+		out->rev[k].violations += c->viol_by ? c->viol_by[w] : 0;
+	}
+	uint64_t released[CHECK_MAX_REVS] = { 0 };
+	for (size_t i = 0; i < in->n; i++) {
+		const struct jrec *r = &in->rec[i];
+		if (r->worker >= in->workers || slot[r->worker] < 0)
+			continue;
+		struct check_rev *v = &out->rev[slot[r->worker]];
+		switch (r->type) {
+		case EV_ATTEMPT: v->attempts++; break;
+		case EV_ACQUIRED: v->acquired++; break;
+		case EV_COMMIT: v->committed++; break;
+		case EV_BUSY: v->busy++; break;
+		case EV_ACQUIRE_ERROR: case EV_WRITE_ERROR: case EV_RELEASE_ERROR: v->errors++; break;
+		case EV_LOST: v->lost++; break;
+		case EV_RELEASED: released[slot[r->worker]]++; break;
+		case EV_FAULT:
+			if (r->a == FK_CRASH)
+				v->crashes++;
+			else if (r->a == FK_STALL || r->a == FK_STOP)
+				v->stalls++;
+			break;
+		default: break;
+		}
+	}
+	for (unsigned k = 0; k < out->nrev; k++) {
+		uint64_t ops = in->check_state ? out->rev[k].committed : released[k];
+		out->rev[k].ops_per_s = out->elapsed_s > 0 ? (double)ops / out->elapsed_s : 0;
+	}
+	free(slot);
 }
 
 /* A run in which attempts were made, some raised an error, and not one ever
@@ -1168,6 +1228,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 	c.in = in;
 	c.out = out;
 	c.w = calloc(nw ? nw : 1, sizeof *c.w);
+	c.viol_by = calloc(nw ? nw : 1, sizeof *c.viol_by);
 	c.holders = calloc(nw ? nw : 1, sizeof *c.holders);
 	if (!c.w || !c.holders)
 		goto out_nomem;
@@ -1229,6 +1290,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 	out->ops_per_s = out->elapsed_s > 0 ? (double)out->ops / out->elapsed_s : 0;
 	ck_dist(&c.wait, &out->wait);
 	ck_dist(&c.hold, &out->hold);
+	ck_by_revision(&c);
 
 	out->pass = 1;
 	for (int i = 0; i < INV__COUNT; i++)

@@ -67,8 +67,21 @@ struct dist {
 	uint64_t n;
 };
 
+#define CHECK_MAX_REVS 8
+
+/* One protocol revision's share of a mixed-version fleet. */
+struct check_rev {
+	const char *name;
+	unsigned workers;
+	uint64_t attempts, acquired, committed, busy, errors, lost, crashes, stalls;
+	uint64_t violations;   /* violations whose first worker runs this revision */
+	double ops_per_s;      /* its commits (update) or releases (hold) over the run's elapsed time */
+};
+
 struct check_result {
 	struct check_inv inv[INV__COUNT];
+	struct check_rev rev[CHECK_MAX_REVS]; /* by revision, when proto_of was given */
+	unsigned nrev;
 	uint64_t attempts, acquired, committed, busy, errors, lost, crashes, stalls, reclaims, kills;
 	uint64_t write_errors;
 	uint64_t ops;          /* completed ops: commits (update) or releases (hold) */

@@ -58,6 +58,19 @@ void report_print_text(FILE *f, const struct run_config *cfg, const struct check
 		   "hold p50 %.3f p99 %.3f max %.3f ms\n",
 		res->ops_per_s, res->elapsed_s, res->wait.p50, res->wait.p99, res->wait.max,
 		res->hold.p50, res->hold.p99, res->hold.max);
+	if (res->nrev > 1) {
+		fprintf(f, "by revision\n");
+		fprintf(f, "  %-18s %7s %9s %9s %9s %7s %7s %7s %7s %10s %10s\n", "revision", "workers", "attempts",
+			"acquired", "committed", "busy", "errors", "crashes", "stalls", "ops/s", "violations");
+		for (unsigned k = 0; k < res->nrev; k++) {
+			const struct check_rev *v = &res->rev[k];
+			fprintf(f, "  %-18s %7u %9llu %9llu %9llu %7llu %7llu %7llu %7llu %10.1f %10llu\n", v->name,
+				v->workers, (unsigned long long)v->attempts, (unsigned long long)v->acquired,
+				(unsigned long long)v->committed, (unsigned long long)v->busy,
+				(unsigned long long)v->errors, (unsigned long long)v->crashes,
+				(unsigned long long)v->stalls, v->ops_per_s, (unsigned long long)v->violations);
+		}
+	}
 	if (res->torn_bytes)
 		fprintf(f, "journals    %zu torn bytes skipped at journal tails (a worker killed mid-write)\n",
 			res->torn_bytes);
@@ -140,6 +153,19 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 	json_t *root = json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:I}", "schema", "lockstorm-report/1",
 				 "config", config, "totals", totals, "throughput", thr, "invariants", invs,
 				 "verdict", res->pass ? "pass" : "fail", "torn_bytes", (json_int_t)res->torn_bytes);
+	if (root && res->nrev) {
+		json_t *revs = json_array();
+		for (unsigned k = 0; k < res->nrev; k++) {
+			const struct check_rev *v = &res->rev[k];
+			json_array_append_new(revs, json_pack("{s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I}",
+				"protocol", v->name, "workers", (int)v->workers, "attempts", (json_int_t)v->attempts,
+				"acquired", (json_int_t)v->acquired, "committed", (json_int_t)v->committed,
+				"busy", (json_int_t)v->busy, "errors", (json_int_t)v->errors, "lost", (json_int_t)v->lost,
+				"crashes", (json_int_t)v->crashes, "stalls", (json_int_t)v->stalls,
+				"ops_per_s", v->ops_per_s, "violations", (json_int_t)v->violations));
+		}
+		json_object_set_new(root, "by_revision", revs);
+	}
 	if (root && live) {
 		json_t *calls = json_object();
 		for (int op = 0; op < FSX_OP_COUNT; op++)

@@ -127,3 +127,19 @@ TEST(IntegVolter, KVL6RecordWrittenBestEffortIsReclaimedWhileLiveInAMixedFleet)
 	EXPECT_EQ(recorded.violations("exclusion"), 0) << recorded.r.out;
 	EXPECT_GT(recorded.total("errors") + recorded.total("busy"), 0); /* unrecorded takes are refused */
 }
+
+TEST(IntegVolter, AHolderOnAnotherHostCannotBeJudgedByItsPid)
+{
+	/* worker 0 plays a second machine on the shared file system and dies
+	 * holding: its record names another host, so the pid rule cannot clear
+	 * it and the waiter times out until the age rule does; on one host the
+	 * dead pid is reclaimed at once */
+	ScratchDir d;
+	const std::string common = " -w hold -n 2 -d 1s --time-scale 0.01 -s 5 "
+				   "--fault 'crash@hold/hold/after-acquire:nth=2,workers=0'";
+	VRun two_hosts, one_host;
+	vrun(two_hosts, d, "t", "-p lockfile-legacy --fault other-host:workers=0" + common);
+	vrun(one_host, d, "o", "-p lockfile-legacy" + common);
+	EXPECT_GT(two_hosts.violations("liveness"), 0) << two_hosts.r.out;
+	EXPECT_EQ(one_host.violations("liveness"), 0) << one_host.examples("liveness");
+}
