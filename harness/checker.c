@@ -440,8 +440,10 @@ static void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 	int64_t budget = ck_budget(c, w);
 	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || c->live || !c->nobjs)
 		return;
-	if (budget == LS_NEVER || budget < 1 || ck_since(r->ns, s->att_ns) < (uint64_t)budget * NS_PER_MS)
-		return; /* gave up at once (a try): says nothing about who holds */
+	uint64_t waited = ck_since(r->ns, s->att_ns), own_stalls = (uint64_t)s->att_stall_ms * NS_PER_MS;
+	waited = waited > own_stalls ? waited - own_stalls : 0;
+	if (budget == LS_NEVER || budget < 1 || waited < (uint64_t)budget * NS_PER_MS)
+		return; /* gave up at once (a try), or its own stalls ate the budget: not the lock's doing */
 	const struct ck_obj *o = NULL;
 	for (size_t i = 0; i < c->nobjs && !o; i++)
 		if (ck_abandoned(c, &c->objs[i], s->att_seq))
