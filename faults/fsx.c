@@ -43,6 +43,7 @@ static int faults_on;                 /* a plan with point-level rules: ask libf
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
 static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
+static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
 static const char *cur_path;          /* the path of the call being decided (for path=GLOB) */
 static const char *cur_point;         /* the point being decided (libfiu hands the callback the
 				       * name it was enabled under, "*", not the point's own) */
@@ -159,6 +160,9 @@ void fsx_bind(const struct fsx_binding *b)
 	if ((r = fault_process_rule(b->faults, FK_COARSE_MTIME, b->worker)))
 		coarse_ns = r->res_ms * 1000000LL;
 	split_id = fault_process_rule(b->faults, FK_SPLIT_ID, b->worker) != NULL;
+	path_rules = 0;
+	for (unsigned i = 0; i < b->faults->n; i++)
+		path_rules |= b->faults->rule[i].path[0] != '\0';
 	if (!bind.hostname && fault_process_rule(b->faults, FK_OTHER_HOST, b->worker)) {
 		/* a second machine sharing the file system: one name for all such workers */
 		static char other[300];
@@ -228,6 +232,10 @@ static void excuse(struct arena_worker *aw, int64_t until)
  * Returns the errno to inject into the call (0: go on). */
 static int fault_act(const char *point, const char *path)
 {
+	/* A point no rule's glob matches cannot fire: no need to ask (the
+	 * answer, and the PRNG stream, would be the same) */
+	if (!point_mask(point))
+		return 0;
 	cur_path = path;
 	cur_point = point;
 	int fire = fiu_fail(point);
@@ -525,7 +533,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int err = errno;
 	if (r >= 0) {
 		win_note_open(r, path);
-		if (faults_on && r < WIN_FDS) {
+		if (path_rules && r < WIN_FDS) {
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
 		}
