@@ -375,7 +375,11 @@ struct fault_action fault_check_mask(const struct fault_plan *plan, struct fault
 			continue;
 		if (r->path[0] && (!path || fnmatch(r->path, path, 0) != 0))
 			continue;
+		/* every matching rule counts the call (nth=N is the Nth matching
+		 * call, whatever fired before); only the first to fire acts */
 		uint64_t m = ++st->matches[i];
+		if (act.kind != FK_NONE)
+			continue;
 		if (r->once && st->fired[i])
 			continue;
 		if (r->nth && m != r->nth)
@@ -393,7 +397,6 @@ struct fault_action fault_check_mask(const struct fault_plan *plan, struct fault
 			else
 				act.stall_ms = stale_ms == INT64_MAX ? 10000 : (int64_t)(r->for_stale * (double)stale_ms + 0.5);
 		}
-		return act;
 	}
 	return act;
 }

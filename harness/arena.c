@@ -14,6 +14,7 @@
 #include "journal.h"
 
 static struct arena *seq_arena; /* the arena journal_next_seq draws from */
+static uint64_t (*seq_before)(void); /* the source it replaced, put back by arena_destroy */
 
 static uint64_t arena_seq_source(void)
 {
@@ -45,6 +46,8 @@ struct arena *arena_create(unsigned nworkers)
 		return NULL;
 	}
 	seq_arena = a;
+	if (journal_next_seq != arena_seq_source)
+		seq_before = journal_next_seq;
 	journal_next_seq = arena_seq_source;
 	return a;
 }
@@ -55,7 +58,7 @@ void arena_destroy(struct arena *a)
 		return;
 	if (seq_arena == a) {
 		seq_arena = NULL;
-		journal_next_seq = NULL;
+		journal_next_seq = seq_before;
 	}
 	pthread_mutex_destroy(&a->obj_mutex);
 	munmap(a, arena_size(a->nworkers));

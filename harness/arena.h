@@ -18,7 +18,12 @@
 #define LS_ARENA_H
 
 #include <pthread.h>
+#ifdef __cplusplus
+/* C++ (the tests) only reads the layout: the same types without the qualifier */
+#define _Atomic
+#else
 #include <stdatomic.h>
+#endif
 #include <stdint.h>
 #include <sys/types.h>
 
