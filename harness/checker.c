@@ -418,10 +418,12 @@ static void ck_obj_gone(struct ck *c, const struct jrec *r)
  * neither attempting nor holding at all? */
 static int ck_abandoned(const struct ck *c, const struct ck_obj *o, uint64_t since)
 {
-	if (o->seq >= since || o->creator < 0 || (unsigned)o->creator >= c->in->workers)
+	if (o->seq >= since)
 		return 0;
 	if (o->orphan)
 		return 1;
+	if (o->creator < 0 || (unsigned)o->creator >= c->in->workers)
+		return 0;
 	const struct ck_worker *cw = &c->w[o->creator];
 	if (!cw->attempting && !cw->holding)
 		return 1;
@@ -451,7 +453,12 @@ static void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 	if (!o)
 		return;
 	const char *how = o->orphan ? "left when it died" : "left behind and no longer held";
-	if (o->creator == (int32_t)w && !o->orphan)
+	if (o->creator < 0)
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, -1, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object carried over "
+			     "from before the run (found at the start); no live worker held the lock meanwhile",
+			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)));
+	else if (o->creator == (int32_t)w && !o->orphan)
 		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, (int32_t)w, 0, o->seq,
 			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on itself: on a lock object it "
 			     "itself left behind (made at seq %llu); no live worker held the lock meanwhile",
@@ -632,6 +639,16 @@ static void ck_driver(struct ck *c, const struct jrec *r)
 	unsigned v = r->op; /* the victim */
 	struct ck_worker *s;
 
+	if (r->type == EV_OBJ_CREATE) {
+		/* found at the start (carried over a restore): an orphan from the outset */
+		if (ck_obj_create(c, 0, r) == 0) {
+			c->objs[c->nobjs - 1].creator = -1;
+			c->objs[c->nobjs - 1].orphan = 1;
+			if (c->orphans++ == 0)
+				c->orphan_since_seq = r->seq;
+		}
+		return;
+	}
 	if (r->type != EV_KILLED && r->type != EV_LIVENESS)
 		return;
 	if (v >= c->in->workers)

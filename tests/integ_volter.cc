@@ -143,3 +143,26 @@ TEST(IntegVolter, AHolderOnAnotherHostCannotBeJudgedByItsPid)
 	EXPECT_GT(two_hosts.violations("liveness"), 0) << two_hosts.r.out;
 	EXPECT_EQ(one_host.violations("liveness"), 0) << one_host.examples("liveness");
 }
+
+TEST(IntegVolter, KVL5LocksCarriedOverARestore)
+{
+	/* the state directory was restored with a lock file in it, its time set
+	 * at the restore: 3.0.155 waits the whole age on an empty or unparseable
+	 * one; 3.0.157 reclaims an empty one after the grace, and its boot-time
+	 * removeCarriedLocks sets aside the unparseable one no rule ends */
+	ScratchDir d;
+	const std::string common = " -w update -n 2 --ops 20 --time-scale 0.01 -s 6";
+	VRun legacy_empty, legacy_garbage, recorded_empty, recorded_garbage, recorded_swept;
+	vrun(legacy_empty, d, "le", "-p lockfile-legacy --param carried=empty" + common);
+	vrun(legacy_garbage, d, "lg", "-p lockfile-legacy --param carried=garbage" + common);
+	vrun(recorded_empty, d, "re", "-p lockfile-recorded --param carried=empty" + common);
+	vrun(recorded_garbage, d, "rg", "-p lockfile-recorded --param carried=garbage" + common);
+	vrun(recorded_swept, d, "rs", "-p lockfile-recorded --param carried=garbage --param carried_sweep=1" + common);
+	for (VRun *r : { &legacy_empty, &legacy_garbage, &recorded_garbage }) {
+		EXPECT_EQ(r->r.status, 1) << r->r.out;
+		EXPECT_NE(r->examples("liveness").find("carried over from before the run"), std::string::npos)
+			<< r->examples("liveness");
+	}
+	EXPECT_EQ(recorded_empty.r.status, 0) << recorded_empty.r.out;
+	EXPECT_EQ(recorded_swept.r.status, 0) << recorded_swept.r.out;
+}

@@ -31,14 +31,17 @@
 #include "../harness/config.h"
 #include "workload.h"
 
-enum { UP_LOST_RETRIES, UP_FOLDER_RETRIES, UP_WRITE };
+enum { UP_LOST_RETRIES, UP_FOLDER_RETRIES, UP_WRITE, UP_CARRIED };
 
 static const char *const write_choices[] = { "rename", "inplace", NULL };
+static const char *const carried_choices[] = { "none", "empty", "garbage", NULL };
 
 static const struct param update_params[] = {
 	{ "lost_lock_retries", 0, PU_COUNT, NULL, "update-merge lostLockRetries: redo the update after held() said no" },
 	{ "folder_race_retries", 5, PU_COUNT, NULL, "update-merge FOLDER_RACE_RETRIES: acquires retried on ENOENT" },
 	{ "write", 0, PU_CHOICE, write_choices, "rename: tmp + rename (the origin); inplace: O_TRUNC write of the file (torn on purpose)" },
+	{ "carried", 0, PU_CHOICE, carried_choices, "start from a restored state dir: a lock FILE <state>.lock left "
+	  "empty or with an unparseable record, its time set at the restore (PROTOCOLS.md K-VL-5)" },
 	{ NULL, 0, PU_COUNT, NULL, NULL },
 };
 
@@ -54,9 +57,18 @@ static const char *const update_points[] = {
 
 static int update_setup(const struct run_config *cfg, const char *state_file)
 {
-	(void)cfg;
-	(void)state_file;
-	return 0; /* the first writer creates the file: a missing state reads as revision -1 */
+	/* the first writer creates the state: a missing one reads as revision -1 */
+	int carried = (int)cfg->wvals[UP_CARRIED];
+	if (!carried)
+		return 0;
+	/* K-VL-5: a lock file carried over a restore, its mtime the restore's */
+	char dir[PATH_MAX], lock[PATH_MAX + 8];
+	snprintf(dir, sizeof dir, "%s", state_file);
+	if (fsx_mkdir_p(dirname(dir)) != 0)
+		return -1;
+	snprintf(lock, sizeof lock, "%s.lock", state_file);
+	static const char garbage[] = "{\"pid\":";
+	return fsx_write_file(lock, O_TRUNC, garbage, carried == 2 ? sizeof garbage - 1 : 0);
 }
 
 /* Read and parse; sets *rev to -1 when the file is missing. 0 ok, -1 errno
