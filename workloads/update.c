@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../faults/fsx.h"
@@ -68,7 +69,15 @@ static int update_setup(const struct run_config *cfg, const char *state_file)
 		return -1;
 	snprintf(lock, sizeof lock, "%s.lock", state_file);
 	static const char garbage[] = "{\"pid\":";
-	return fsx_write_file(lock, O_TRUNC, garbage, carried == 2 ? sizeof garbage - 1 : 0);
+	if (fsx_write_file(lock, O_TRUNC, garbage, carried == 2 ? sizeof garbage - 1 : 0) != 0)
+		return -1;
+	/* restored a moment (100 ms) before this boot began */
+	struct timespec now, ts[2];
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - 100000000LL;
+	ts[0].tv_sec = ts[1].tv_sec = ns / 1000000000LL;
+	ts[0].tv_nsec = ts[1].tv_nsec = ns % 1000000000LL;
+	return fsx_utimens(lock, ts);
 }
 
 /* Read and parse; sets *rev to -1 when the file is missing. 0 ok, -1 errno
