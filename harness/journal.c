@@ -137,7 +137,7 @@ static int journal_map_window(struct journal *j, uint64_t at)
 		return -1;
 	if ((uint64_t)st.st_size < off + JOURNAL_WINDOW && ftruncate(j->fd, (off_t)(off + JOURNAL_WINDOW)) < 0)
 		return -1;
-	void *m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, (off_t)off);
+	void *m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, j->fd, (off_t)off);
 	if (m == MAP_FAILED)
 		return -1;
 	j->map = m;

@@ -12,35 +12,41 @@
 #include "../harness/arena.h"
 #include "workload.h"
 
+/* The live counters have one writer each (this worker): a relaxed load and
+ * store, no locked add. */
+static inline void bump(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
 uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, int64_t c)
 {
 	struct arena_worker *aw = &w->arena->w[w->id];
 	if (type == EV_RELEASE_BEGIN)  /* leave the online count before the record: no false breach */
 		arena_hold_leave(w->arena, w->id);
 	uint64_t seq = journal_log(&w->journal, type, w->op, err, a, b, c);
-	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	bump(&aw->progress);
 	switch (type) {
 	case EV_ACQUIRED:
-		atomic_fetch_add_explicit(&aw->acquired, 1, memory_order_relaxed);
+		bump(&aw->acquired);
 		arena_hold_enter(w->arena, w->id, seq);
 		break;
 	case EV_COMMIT:
-		atomic_fetch_add_explicit(&aw->committed, 1, memory_order_relaxed);
+		bump(&aw->committed);
 		break;
 	case EV_BUSY:
-		atomic_fetch_add_explicit(&aw->busy, 1, memory_order_relaxed);
+		bump(&aw->busy);
 		break;
 	case EV_ACQUIRE_ERROR:
 	case EV_WRITE_ERROR:
 	case EV_RELEASE_ERROR:
-		atomic_fetch_add_explicit(&aw->errors, 1, memory_order_relaxed);
+		bump(&aw->errors);
 		break;
 	case EV_LOST:
-		atomic_fetch_add_explicit(&aw->lost, 1, memory_order_relaxed);
+		bump(&aw->lost);
 		break;
 	case EV_RELEASED:
-		atomic_fetch_add_explicit(&aw->ops, 1, memory_order_relaxed);
+		bump(&aw->ops);
 		break;
 	default:
 		break;
