@@ -39,6 +39,7 @@ struct run_config {
 	char workdir[PATH_MAX];
 	char outdir[PATH_MAX];
 	char json_path[PATH_MAX];
+	char junit_path[PATH_MAX]; /* --junit FILE: JUnit XML, one testcase per invariant */
 	int respawn;
 	int keep;
 	int quiet;

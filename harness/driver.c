@@ -30,6 +30,7 @@
 #include "../workloads/workload.h"
 #include "arena.h"
 #include "journal.h"
+#include "junit.h"
 #include "report.h"
 #include "runcfg.h"
 
@@ -697,6 +698,8 @@ static void finish_report(const struct run_config *cfg, const struct check_resul
 	}
 	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res, live) != 0)
 		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->json_path, strerror(errno));
+	if (cfg->junit_path[0] && junit_write_result(cfg->junit_path, cfg, res) != 0)
+		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->junit_path, strerror(errno));
 }
 
 int driver_run(struct run_config *cfg)
@@ -820,6 +823,11 @@ out_dirs:
 
 int driver_check(const char *outdir, int quiet, const char *json_path)
 {
+	return driver_check_junit(outdir, quiet, json_path, NULL);
+}
+
+int driver_check_junit(const char *outdir, int quiet, const char *json_path, const char *junit_path)
+{
 	static struct run_config cfg;
 	char why[512], p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/run.json", outdir);
@@ -835,6 +843,8 @@ int driver_check(const char *outdir, int quiet, const char *json_path)
 	cfg.quiet = quiet;
 	if (json_path)
 		snprintf(cfg.json_path, sizeof cfg.json_path, "%s", json_path);
+	if (junit_path)
+		snprintf(cfg.junit_path, sizeof cfg.junit_path, "%s", junit_path);
 	struct check_result res;
 	unsigned files = 0;
 	if (driver_verdict(&cfg, outdir, &res, &files, why, sizeof why) != 0) {

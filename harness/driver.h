@@ -25,6 +25,8 @@ int driver_run(struct run_config *cfg);
 
 /* `lockstorm check OUTDIR`: the same verdict from the kept files alone. */
 int driver_check(const char *outdir, int quiet, const char *json_path);
+/* The same, also writing JUnit XML to junit_path when it is not NULL. */
+int driver_check_junit(const char *outdir, int quiet, const char *json_path, const char *junit_path);
 
 /* Load journals + final state of OUTDIR and run the checker (used by both). */
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,

@@ -13,6 +13,9 @@
 #include "exec.h"
 #include "journal.h"
 #include "runcfg.h"
+#include "pyscript.h"
+#include "compare.h"
+#include "scenario.h"
 
 static const char usage[] =
 	"usage: lockstorm COMMAND [options]\n"
@@ -24,6 +27,14 @@ static const char usage[] =
 	"  list     protocols | workloads | points [-p PROTO] | faults\n"
 	"  exec     [--fault SPEC].. [-s SEED] [--log FILE] -- CMD [ARGS]: run any program under\n"
 	"           the preload fault shim and print what was injected\n"
+	"  report   OUTDIR --html FILE [--markdown FILE]: one self-contained HTML page (plots\n"
+	"           inlined) and a markdown summary of a kept run\n"
+	"  merge    [-o OUTDIR] SHARD_DIR..: join ci/nightly shard folders into one report\n"
+	"  compare  -p A,B[,C] [run options] [--repeat R]: revisions side by side on the same seeds\n"
+	"           and fault plan (--json, --markdown, --junit FILE)\n"
+	"  scenario list | show NAME | run NAME.. | run --all [-o OUTDIR] [-q] |\n"
+	"           new NAME --from-run OUTDIR [-o FILE]: incidents and known bad interleavings\n"
+	"           (scenarios/*.scenario), each revision against its expected verdict\n"
 	"\n"
 	"`lockstorm run --help` lists the run options.\n"
 	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
@@ -51,15 +62,17 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_check(int argc, char **argv)
 {
-	const char *dir = NULL, *json = NULL;
+	const char *dir = NULL, *json = NULL, *junit = NULL;
 	int quiet = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			quiet = 1;
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json = argv[++i];
+		else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
+			junit = argv[++i];
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: lockstorm check OUTDIR [-q] [--json FILE]\n");
+			printf("usage: lockstorm check OUTDIR [-q] [--json FILE] [--junit FILE]\n");
 			return 0;
 		} else if (argv[i][0] == '-')
 			return usage_error("check: unknown option '%s'", argv[i]);
@@ -70,7 +83,7 @@ static int cmd_check(int argc, char **argv)
 	}
 	if (!dir)
 		return usage_error("%s", "check: usage: lockstorm check OUTDIR");
-	return driver_check(dir, quiet, json);
+	return driver_check_junit(dir, quiet, json, junit);
 }
 
 static int cmd_dump(int argc, char **argv)
@@ -170,6 +183,9 @@ static int cmd_list(int argc, char **argv)
 		       "  skew          the worker's clock runs by=+-DUR ahead or behind\n"
 		       "  coarse-mtime  file times seen through stat are rounded down to res=1s|2s (FAT, SMB, HFS+)\n"
 		       "  pid-reuse     the worker's records name the pid of a live unrelated process\n"
+		       "  split-identity fstat(fd) and lstat(path) report different identities for one file\n"
+		       "                (a browser tab's VFS)\n"
+		       "  other-host    the worker plays a second machine on a shared file system (hostname-other)\n"
 		       "keys for all: p=PROB (default 1)  nth=N  once  workers=0,2,5-7\n"
 		       "decisions draw from each worker's PRNG, seeded from (seed, worker id): same seed, same decisions\n"
 		       "\nprofiles (--faults NAME):\n");
@@ -202,8 +218,15 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(cmd, "exec"))
 		return exec_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "explore") || !strcmp(cmd, "replay") || !strcmp(cmd, "compare") ||
-	    !strcmp(cmd, "report"))
+	if (!strcmp(cmd, "report"))
+		return report_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "merge"))
+		return merge_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "compare"))
+		return compare_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "scenario"))
+		return scenario_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "explore") || !strcmp(cmd, "replay"))
 		return usage_error("'%s' is not in this build yet (see lockstorm --help)", cmd);
 	return usage_error("unknown command '%s' (run, check, dump, list, exec; see lockstorm --help)", cmd);
 }

@@ -32,6 +32,7 @@ const char runcfg_run_usage[] =
 	"      --dir DIR           work directory (default: a fresh one under $TMPDIR or /tmp, removed after)\n"
 	"  -o, --out OUTDIR        keep journals, final state and report.json here\n"
 	"      --json FILE         write the JSON report (schema lockstorm-report/1)\n"
+	"      --junit FILE        write JUnit XML: one testcase per invariant (n/a ones skipped)\n"
 	"      --keep              keep the work directory\n"
 	"      --trace             journal every fsx call and point (EV_STEP records)\n"
 	"  -q, --quiet             only the verdict line\n"
@@ -127,7 +128,7 @@ static int parse_u64_arg(const char *s, uint64_t *out)
 
 enum {
 	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
-	OPT_KEEP, OPT_TRACE, OPT_FAULTS,
+	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT,
 };
 
 int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_t len)
@@ -147,6 +148,7 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "junit", required_argument, NULL, OPT_JUNIT },
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -238,6 +240,9 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			break;
 		case OPT_JSON:
 			snprintf(cfg->json_path, sizeof cfg->json_path, "%s", optarg);
+			break;
+		case OPT_JUNIT:
+			snprintf(cfg->junit_path, sizeof cfg->junit_path, "%s", optarg);
 			break;
 		case OPT_KEEP:
 			cfg->keep = 1;

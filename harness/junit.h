@@ -1,0 +1,52 @@
+/*
+ * junit.h - JUnit XML for CI systems (`--junit FILE` on run, check, compare).
+ *
+ * Shape (the common JUnit schema that Jenkins, GitLab, GitHub reporters and
+ * pytest share):
+ *
+ *   <testsuites name="lockstorm" tests= failures= errors= skipped= time=>
+ *     <testsuite name="lockstorm run PROTOCOLS/WORKLOAD" tests= failures= errors= skipped= time=
+ *                timestamp= hostname=>
+ *       <properties><property name="seed" value="1"/>...</properties>
+ *       <testcase classname="lockstorm.PROTOCOLS.WORKLOAD" name="INVARIANT" time="0">
+ *         <failure type="INVARIANT" message="N violations: first example">every example</failure>
+ *       </testcase>
+ *       <testcase ... name="journal-seq"><skipped message="..."/></testcase>   (n/a invariants)
+ *     </testsuite>
+ *   </testsuites>
+ *
+ * One testcase per invariant; compare writes one testsuite per protocol
+ * revision.  Text is escaped for XML 1.0 (markup characters, control
+ * characters and invalid UTF-8 are replaced).  Each writer returns 0, or -1
+ * with errno.
+ */
+#ifndef LS_JUNIT_H
+#define LS_JUNIT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "checker.h"
+#include "config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* run / check: one suite for the run's verdict. */
+int junit_write_result(const char *path, const struct run_config *cfg, const struct check_result *res);
+
+/* compare: one suite per revision.  report[i] is a lockstorm-report/1
+ * document summing that revision's runs (violations added up, examples of
+ * its runs); runs[i] / failed[i] / harness_errors[i] say how many runs it
+ * had, how many failed, how many could not be judged. */
+int junit_write_reports(const char *path, size_t n, const char *const *names, json_t *const *report,
+			const unsigned *runs, const unsigned *failed, const unsigned *harness_errors);
+
+/* XML 1.0 text or attribute value of S. */
+void junit_escape(FILE *f, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

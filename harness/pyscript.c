@@ -1,0 +1,237 @@
+/*
+ * pyscript.c - run the report scripts under reports/ (see pyscript.h).
+ */
+#include "pyscript.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../faults/fault.h"
+#include "journal.h"
+
+#ifndef LS_SOURCE_DIR
+#define LS_SOURCE_DIR "."
+#endif
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int self_exe(char *out, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", out, len - 1);
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+int pyscript_find(const char *name, char *out, size_t len)
+{
+	const char *env = getenv("LOCKSTORM_REPORTS");
+	if (env && *env) {
+		snprintf(out, len, "%s/%s", env, name);
+		if (is_file(out))
+			return 0;
+	}
+	char exe[PATH_MAX];
+	if (self_exe(exe, sizeof exe) == 0) {
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, len, "%s/reports/%s", exe, name);
+			if (is_file(out))
+				return 0;
+		}
+	}
+	snprintf(out, len, "%s/reports/%s", LS_SOURCE_DIR, name);
+	return is_file(out) ? 0 : -1;
+}
+
+/* "a,b,c" of names[0..n) into a malloc'd string. */
+static char *join_names(const char *(*name)(int), int n)
+{
+	size_t cap = 64, len = 0;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *v = name(i);
+		size_t need = len + strlen(v) + 2;
+		if (need > cap) {
+			cap = need * 2;
+			char *t = realloc(s, cap);
+			if (!t) {
+				free(s);
+				return NULL;
+			}
+			s = t;
+		}
+		len += (size_t)sprintf(s + len, "%s%s", i ? "," : "", v);
+	}
+	return s;
+}
+
+static const char *kind_name(int i)
+{
+	return fault_kind_name((enum fault_kind)i);
+}
+
+static void script_env(void)
+{
+	char exe[PATH_MAX];
+	if (self_exe(exe, sizeof exe) == 0)
+		setenv("LOCKSTORM_BIN", exe, 1);
+	char *types = join_names(journal_type_name, EV__COUNT);
+	char *kinds = join_names(kind_name, FK__COUNT);
+	if (types)
+		setenv("LOCKSTORM_EV_TYPES", types, 1);
+	if (kinds)
+		setenv("LOCKSTORM_FAULT_KINDS", kinds, 1);
+	free(types);
+	free(kinds);
+}
+
+int pyscript_run(const char *name, char *const args[])
+{
+	char script[PATH_MAX];
+	if (pyscript_find(name, script, sizeof script) != 0) {
+		fprintf(stderr, "lockstorm: cannot find reports/%s next to the binary or in %s/reports\n", name,
+			LS_SOURCE_DIR);
+		return 3;
+	}
+	const char *py = getenv("LOCKSTORM_PYTHON");
+	if (!py || !*py)
+		py = "/usr/bin/python3";
+	if (access(py, X_OK) != 0) {
+		fprintf(stderr, "lockstorm: %s not found: install Debian's python3 and python3-matplotlib "
+				"(./ci/setup does)\n", py);
+		return 3;
+	}
+	size_t n = 0;
+	while (args[n])
+		n++;
+	char **argv = calloc(n + 3, sizeof *argv);
+	if (!argv)
+		return 3;
+	argv[0] = (char *)py;
+	argv[1] = script;
+	for (size_t i = 0; i < n; i++)
+		argv[i + 2] = args[i];
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "lockstorm: fork: %s\n", strerror(errno));
+		free(argv);
+		return 3;
+	}
+	if (pid == 0) {
+		script_env();
+		execv(py, argv);
+		fprintf(stderr, "lockstorm: cannot run %s: %s\n", py, strerror(errno));
+		_exit(3);
+	}
+	free(argv);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 3;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	fprintf(stderr, "lockstorm: reports/%s died by signal %d\n", name, WTERMSIG(status));
+	return 3;
+}
+
+static const char report_usage[] =
+	"usage: lockstorm report OUTDIR [--html FILE] [--markdown FILE] [--title TEXT]\n"
+	"  OUTDIR           a kept run (lockstorm run -o OUTDIR): report.json, run.json, journal/\n"
+	"  --html FILE      one self-contained page: verdict, config, invariants with examples, throughput\n"
+	"                   over time with faults marked, wait and hold histograms, per-worker fairness,\n"
+	"                   a timeline of the holders around the first violations\n"
+	"  --markdown FILE  a short summary for a CI job page\n"
+	"needs /usr/bin/python3 with python3-matplotlib (reports/report.py)\n"
+	"exit: 0 written, 2 bad usage or OUTDIR not a kept run, 3 the report script failed\n";
+
+int report_main(int argc, char **argv)
+{
+	const char *dir = NULL, *html = NULL, *md = NULL, *title = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(report_usage, stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--html") || !strcmp(a, "--markdown") || !strcmp(a, "--title")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "lockstorm: report: %s needs a value\n", a);
+				return 2;
+			}
+			const char **slot = a[2] == 'h' ? &html : a[2] == 'm' ? &md : &title;
+			*slot = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "lockstorm: report: unknown option '%s' (see lockstorm report --help)\n", a);
+			return 2;
+		} else if (dir) {
+			fprintf(stderr, "lockstorm: report: one OUTDIR only (got '%s' too)\n", a);
+			return 2;
+		} else {
+			dir = a;
+		}
+	}
+	if (!dir || (!html && !md)) {
+		fprintf(stderr, "lockstorm: report: usage: lockstorm report OUTDIR --html FILE [--markdown FILE]\n");
+		return 2;
+	}
+	char p[PATH_MAX + 32];
+	if (!is_dir(dir)) {
+		fprintf(stderr, "lockstorm: report: %s: not a directory\n", dir);
+		return 2;
+	}
+	snprintf(p, sizeof p, "%s/report.json", dir);
+	if (!is_file(p)) {
+		fprintf(stderr, "lockstorm: report: %s has no report.json: not a kept run (use lockstorm run -o OUTDIR)\n",
+			dir);
+		return 2;
+	}
+	char *args[10];
+	int n = 0;
+	args[n++] = (char *)dir;
+	if (html) {
+		args[n++] = "--html";
+		args[n++] = (char *)html;
+	}
+	if (md) {
+		args[n++] = "--markdown";
+		args[n++] = (char *)md;
+	}
+	if (title) {
+		args[n++] = "--title";
+		args[n++] = (char *)title;
+	}
+	args[n] = NULL;
+	return pyscript_run("report.py", args);
+}
+
+int merge_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "lockstorm: merge: usage: lockstorm merge [-o OUTDIR] [--baseline FILE] SHARD_DIR..\n");
+		return 2;
+	}
+	return pyscript_run("merge.py", argv + 1);
+}

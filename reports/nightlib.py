@@ -1,0 +1,252 @@
+"""nightlib - what ci/nightly and `lockstorm merge` (reports/merge.py) share.
+
+Cells: one `lockstorm run` of one protocol revision under one fault profile with one seed.
+Cell ids are PROTOCOL__PROFILE__sSEED; the matrix is ordered seed-major, then profile, then
+protocol, and shard I of N takes the cells whose index is I-1 modulo N: deterministic, disjoint,
+and together exactly the matrix.
+
+Baseline (ci/nightly-baseline.txt): known failures, one per line,
+    PROTOCOL  PROFILE  INVARIANT  [note...]
+each of the three a glob (fnmatch: `*` for any); `#` starts a comment.  A failing invariant of a
+cell is *known* when a line matches (protocol, profile, invariant), else *new*.  A cell that could
+not be judged (exit 2/3) fails invariant `harness`.  The night fails only on new failures.
+"""
+import fnmatch
+import html
+import json
+import os
+import time
+
+SHARD_SCHEMA = "lockstorm-nightly/1"
+MERGED_SCHEMA = "lockstorm-nightly-merged/1"
+
+
+def cell_id(protocol, profile, seed):
+    return "%s__%s__s%d" % (protocol.replace(",", "+"), profile, seed)
+
+
+def matrix(protocols, profiles, seeds):
+    """Every cell in the fixed order: [{id, protocol, profile, seed, index}]."""
+    cells = []
+    for seed in seeds:
+        for prof in profiles:
+            for proto in protocols:
+                cells.append({"id": cell_id(proto, prof, seed), "protocol": proto, "profile": prof, "seed": seed})
+    for i, c in enumerate(cells):
+        c["index"] = i
+    return cells
+
+
+def shard_cells(cells, index, count):
+    """Shard INDEX (1-based) of COUNT."""
+    return [c for c in cells if c["index"] % count == index - 1]
+
+
+class BaselineError(Exception):
+    pass
+
+
+def load_baseline(path):
+    """[(protocol glob, profile glob, invariant glob, note, line number)]."""
+    if not path:
+        return []
+    entries = []
+    try:
+        with open(path) as f:
+            for no, line in enumerate(f, 1):
+                line = line.split("#", 1)[0].strip()
+                if not line:
+                    continue
+                parts = line.split(None, 3)
+                if len(parts) < 3:
+                    raise BaselineError("%s:%d: want PROTOCOL PROFILE INVARIANT [note]" % (path, no))
+                entries.append((parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else "", no))
+    except OSError as e:
+        raise BaselineError("%s: %s" % (path, e.strerror))
+    return entries
+
+
+def known_by(baseline, protocol, profile, invariant):
+    for e in baseline:
+        if (fnmatch.fnmatchcase(protocol, e[0]) and fnmatch.fnmatchcase(profile, e[1])
+                and fnmatch.fnmatchcase(invariant, e[2])):
+            return e
+    return None
+
+
+def classify(cell, baseline):
+    """Fill cell['new'] / cell['known'] from cell['failing'] (and a harness error)."""
+    failing = list(cell.get("failing", []))
+    if cell.get("verdict") == "error":
+        failing.append("harness")
+    cell["new"], cell["known"] = [], []
+    for inv in failing:
+        e = known_by(baseline, cell["protocol"], cell["profile"], inv)
+        if e:
+            cell["known"].append({"invariant": inv, "baseline_line": e[4], "note": e[3]})
+        else:
+            cell["new"].append(inv)
+    return cell
+
+
+def unmatched_baseline(baseline, cells, protocols, profiles):
+    """Baseline lines about this matrix that no cell failed: fixed, or flaky - worth a look."""
+    out = []
+    for e in baseline:
+        if not any(fnmatch.fnmatchcase(p, e[0]) for p in protocols):
+            continue
+        if not any(fnmatch.fnmatchcase(p, e[1]) for p in profiles):
+            continue
+        hit = any(k["baseline_line"] == e[4] for c in cells for k in c.get("known", []))
+        if not hit:
+            out.append({"line": e[4], "entry": "%s %s %s" % e[:3], "note": e[3]})
+    return out
+
+
+# ---- JUnit: one testsuite per cell, one testcase per invariant; known failures are skipped ----
+
+def _x(s):
+    s = "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else "?" for ch in str(s))
+    return html.escape(s, quote=True)
+
+
+def write_junit(path, cells, load_report):
+    """load_report(cell) -> the cell's lockstorm-report/1 dict or None."""
+    suites, tot = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for c in cells:
+        rep = load_report(c)
+        cls = "nightly.%s.%s.s%d" % (c["protocol"].replace(",", "+"), c["profile"], c["seed"])
+        cases, n = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        known = {k["invariant"]: k for k in c.get("known", [])}
+        for inv in (rep or {}).get("invariants", []):
+            name = inv["name"]
+            n["tests"] += 1
+            head = '    <testcase classname="%s" name="%s" time="0"' % (_x(cls), _x(name))
+            if not inv.get("applicable", True):
+                n["skipped"] += 1
+                cases.append(head + '>\n      <skipped message="n/a: the workload does not exercise it"/>\n'
+                             '    </testcase>')
+            elif inv["violations"] and name in known:
+                n["skipped"] += 1
+                cases.append(head + '>\n      <skipped message="%s"/>\n    </testcase>' % _x(
+                    "known failure (baseline line %d%s): %d violations" % (
+                        known[name]["baseline_line"], ": " + known[name]["note"] if known[name]["note"] else "",
+                        inv["violations"])))
+            elif inv["violations"]:
+                n["failures"] += 1
+                ex = [e["text"] for e in inv.get("examples", [])]
+                cases.append(head + '>\n      <failure type="%s" message="%s">%s</failure>\n    </testcase>' % (
+                    _x(name), _x("NEW: %d violations%s" % (inv["violations"], ": " + ex[0] if ex else "")),
+                    _x("\n".join(ex) + "\nartifacts: cells/%s/ (lockstorm check, lockstorm report)" % c["id"])))
+            else:
+                cases.append(head + "/>")
+        if c.get("verdict") == "error":
+            n["tests"] += 1
+            if "harness" in known:
+                n["skipped"] += 1
+                cases.append('    <testcase classname="%s" name="harness" time="0">\n      <skipped message='
+                             '"known harness failure"/>\n    </testcase>' % _x(cls))
+            else:
+                n["errors"] += 1
+                cases.append('    <testcase classname="%s" name="harness" time="0">\n      <error message="%s"/>\n'
+                             '    </testcase>' % (_x(cls), _x("the run exited %s: see cells/%s/run.log"
+                                                          % (c.get("exit"), c["id"]))))
+        for k in tot:
+            tot[k] += n[k]
+        suites.append('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" skipped="%d" time="%.3f" '
+                      'timestamp="%s">\n    <properties>\n      <property name="protocol" value="%s"/>\n'
+                      '      <property name="profile" value="%s"/>\n      <property name="seed" value="%d"/>\n'
+                      '      <property name="duration_ms" value="%d"/>\n    </properties>\n%s\n  </testsuite>' % (
+                          _x("nightly %s" % c["id"]), n["tests"], n["failures"], n["errors"], n["skipped"],
+                          c.get("elapsed_s", 0.0), time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+                          _x(c["protocol"]), _x(c["profile"]), c["seed"], c.get("duration_ms", 0),
+                          "\n".join(cases)))
+    with open(path, "w") as f:
+        f.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        f.write('<testsuites name="lockstorm nightly" tests="%d" failures="%d" errors="%d" skipped="%d">\n' % (
+            tot["tests"], tot["failures"], tot["errors"], tot["skipped"]))
+        f.write("\n".join(suites))
+        f.write("\n</testsuites>\n")
+
+
+# ---- summaries ----
+
+def summary_markdown(title, cells, fixed, extra=""):
+    new = [c for c in cells if c.get("new")]
+    known = [c for c in cells if c.get("known") and not c.get("new")]
+    lines = ["### %s: %s" % (title, "FAIL (%d cells with new failures)" % len(new) if new else "PASS (no new failures)"),
+             "", "%d cells: %d passed, %d with known failures only, %d with new failures%s" % (
+                 len(cells), sum(1 for c in cells if c.get("verdict") == "pass"), len(known), len(new), extra), ""]
+    if new:
+        lines += ["| cell | new failures | known | first example |", "|---|---|---|---|"]
+        for c in new:
+            lines.append("| %s | **%s** | %s | %s |" % (c["id"], ", ".join(c["new"]),
+                                                       ", ".join(k["invariant"] for k in c["known"]) or "-",
+                                                       (c.get("first_example") or "").replace("|", "\\|")))
+        lines.append("")
+    if known:
+        lines += ["<details><summary>%d cells with known failures only</summary>" % len(known), "",
+                  "| cell | known failures |", "|---|---|"]
+        for c in known:
+            lines.append("| %s | %s |" % (c["id"], ", ".join(k["invariant"] for k in c["known"])))
+        lines += ["", "</details>", ""]
+    if fixed:
+        lines += ["Baseline entries that did not fail (fixed? flaky?): " +
+                  "; ".join("line %d `%s`" % (f["line"], f["entry"]) for f in fixed), ""]
+    return "\n".join(lines)
+
+
+def index_html(title, cells, protocols, profiles, seeds, link, fixed, note=""):
+    """A matrix page: protocols x profiles, one chip per seed; link(cell) -> href of its report or None."""
+    css = ("body{font-family:system-ui,sans-serif;margin:20px;color:#222}table{border-collapse:collapse}"
+           "td,th{border:1px solid #ddd;padding:4px 8px;font-size:13px;vertical-align:top}th{background:#f3f3f3}"
+           ".c{display:inline-block;margin:1px;padding:1px 6px;border-radius:3px;color:#fff;font-size:12px;"
+           "text-decoration:none}.pass{background:#1b7f3b}.known{background:#b08900}.new{background:#b3261e}"
+           ".error{background:#000}.na{background:#bbb}h1.pass{color:#1b7f3b}h1.fail{color:#b3261e}")
+    by = {(c["protocol"], c["profile"], c["seed"]): c for c in cells}
+    new = [c for c in cells if c.get("new")]
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s</title><style>%s</style></head><body>'
+           % (_x(title), css),
+           '<h1 class="%s">%s: %s</h1><p>%s</p>' % (
+               "fail" if new else "pass", _x(title),
+               "%d cells with new failures" % len(new) if new else "no new failures", _x(note)),
+           '<p><span class="c pass">pass</span> <span class="c known">known failures only</span> '
+           '<span class="c new">new failure</span> <span class="c error">harness error</span> '
+           '<span class="c na">not run</span></p><table><tr><th>protocol</th>']
+    out += ["<th>%s</th>" % _x(p) for p in profiles]
+    out.append("</tr>")
+    for proto in protocols:
+        out.append("<tr><th>%s</th>" % _x(proto))
+        for prof in profiles:
+            chips = []
+            for s in seeds:
+                c = by.get((proto, prof, s))
+                if not c:
+                    chips.append('<span class="c na">s%d</span>' % s)
+                    continue
+                cls = ("new" if c.get("new") else "error" if c.get("verdict") == "error" else
+                       "known" if c.get("known") else "pass")
+                tip = ", ".join(c.get("new", []) + [k["invariant"] + " (known)" for k in c.get("known", [])])
+                href = link(c)
+                tag = ('<a class="c %s" href="%s" title="%s">s%d</a>' % (cls, _x(href), _x(tip), s) if href else
+                       '<span class="c %s" title="%s">s%d</span>' % (cls, _x(tip), s))
+                chips.append(tag)
+            out.append("<td>%s</td>" % " ".join(chips))
+        out.append("</tr>")
+    out.append("</table>")
+    if new:
+        out.append("<h2>New failures</h2><ul>")
+        for c in new:
+            out.append("<li><b>%s</b>: %s<br><small>%s</small></li>" % (
+                _x(c["id"]), _x(", ".join(c["new"])), _x(c.get("first_example") or "")))
+        out.append("</ul>")
+    if fixed:
+        out.append("<h2>Baseline entries that did not fail</h2><ul>%s</ul>" % "".join(
+            "<li>line %d: <code>%s</code> %s</li>" % (f["line"], _x(f["entry"]), _x(f["note"])) for f in fixed))
+    out.append("</body></html>\n")
+    return "".join(out)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)

@@ -1,0 +1,239 @@
+/*
+ * integ_nightly.cc - ci/nightly (sharded torture matrix, baseline of known
+ * failures, artifacts), `lockstorm merge`, and ci/compare (hyperfine).
+ *
+ * Matrices here are tiny (the `none` control, which is always caught, and
+ * `flock`, which never is; cells of at most 0.5 s with time constants scaled
+ * by 0.01).  Nothing sleeps or asserts on timing.
+ */
+#include <gtest/gtest.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "testutil.h"
+
+static const std::string BIN = LOCKSTORM_BIN;
+static const std::string SRC = LS_SOURCE_DIR;
+static const std::string NIGHTLY = SRC + "/ci/nightly --bin " + BIN;
+
+static std::vector<std::string> lines(const std::string &s)
+{
+	std::vector<std::string> v;
+	std::istringstream in(s);
+	std::string l;
+	while (std::getline(in, l))
+		if (!l.empty())
+			v.push_back(l);
+	return v;
+}
+
+static json_t *load(const std::string &path)
+{
+	json_error_t err;
+	return json_load_file(path.c_str(), 0, &err);
+}
+
+static bool exists(const std::string &p)
+{
+	struct stat st;
+	return stat(p.c_str(), &st) == 0;
+}
+
+static void write_file(const std::string &path, const std::string &text)
+{
+	std::ofstream(path) << text;
+}
+
+TEST(Nightly, ShardsCoverTheMatrixExactlyOnce)
+{
+	CmdResult all = run_cmd(NIGHTLY + " --list");
+	ASSERT_EQ(all.status, 0) << all.err;
+	std::vector<std::string> full = lines(all.out);
+	ASSERT_GT(full.size(), 10u);
+	EXPECT_EQ(std::set<std::string>(full.begin(), full.end()).size(), full.size());
+	for (int n : { 2, 3, 5 }) {
+		std::multiset<std::string> seen;
+		for (int i = 1; i <= n; i++) {
+			CmdResult r = run_cmd(NIGHTLY + " --list --shard " + std::to_string(i) + "/" + std::to_string(n));
+			ASSERT_EQ(r.status, 0) << r.err;
+			std::vector<std::string> part = lines(r.out);
+			EXPECT_FALSE(part.empty());
+			seen.insert(part.begin(), part.end());
+			/* deterministic: the same shard twice is the same list */
+			EXPECT_EQ(run_cmd(NIGHTLY + " --list --shard " + std::to_string(i) + "/" + std::to_string(n)).out, r.out);
+		}
+		EXPECT_EQ(seen.size(), full.size()) << n << " shards";
+		for (const std::string &id : full)
+			EXPECT_EQ(seen.count(id), 1u) << id << " in " << n << " shards";
+	}
+	for (const char *bad : { " --shard 0/2", " --shard 3/2", " --shard x", " --protocols bogus",
+				 " --profiles bogus" })
+		EXPECT_EQ(run_cmd(NIGHTLY + " --list" + bad).status, 2) << bad;
+}
+
+/* Two shards of a small matrix, merged; the baseline keeps the known failure
+ * (the `none` control) from failing the night, and a merge judged against an
+ * empty baseline fails. */
+TEST(Nightly, ShardsRunMergeAndTheBaselineKeepsKnownFailures)
+{
+	ScratchDir d;
+	write_file(d.sub("baseline.txt"), "# the control that takes no lock is always caught\nnone * *  control\n");
+	write_file(d.sub("empty.txt"), "# nothing known\n");
+	std::string common = NIGHTLY + " --budget 6 --protocols none,flock --profiles none,stalls --seeds 1 --workers 3"
+				       " --min-cell 0.3 --max-cell 0.5 --html failing --baseline " + d.sub("baseline.txt");
+	for (int i = 1; i <= 2; i++) {
+		CmdResult r = run_cmd(common + " --shard " + std::to_string(i) + "/2 --out " + d.sub("s" + std::to_string(i)));
+		ASSERT_EQ(r.status, 0) << r.out << r.err;
+		/* not a TTY: one line per finished cell */
+		EXPECT_NE(r.err.find("nightly: [1/2] "), std::string::npos) << r.err;
+		EXPECT_NE(r.err.find("nightly: [2/2] "), std::string::npos) << r.err;
+		EXPECT_NE(r.out.find("PASS (no new failures)"), std::string::npos) << r.out;
+		for (const char *f : { "shard.json", "summary.md", "junit.xml", "index.html" })
+			EXPECT_TRUE(exists(d.sub("s" + std::to_string(i) + "/" + f))) << f;
+	}
+
+	CmdResult m = run_cmd(BIN + " merge -o " + d.sub("merged") + " " + d.sub("s1") + " " + d.sub("s2"));
+	ASSERT_EQ(m.status, 0) << m.out << m.err;
+	json_t *root = load(d.sub("merged/merged.json"));
+	ASSERT_TRUE(root);
+	EXPECT_STREQ(json_string_value(json_object_get(root, "schema")), "lockstorm-nightly-merged/1");
+	EXPECT_TRUE(json_is_true(json_object_get(root, "complete")));
+	json_t *cells = json_object_get(root, "cells");
+	ASSERT_EQ(json_array_size(cells), 4u);
+	std::set<std::string> ids;
+	size_t i;
+	json_t *c;
+	json_array_foreach(cells, i, c) {
+		std::string id = json_string_value(json_object_get(c, "id"));
+		ids.insert(id);
+		std::string dir = std::string(json_string_value(json_object_get(c, "shard_dir"))) + "/" +
+				  json_string_value(json_object_get(c, "dir"));
+		EXPECT_TRUE(exists(dir + "/report.json")) << id;
+		EXPECT_TRUE(exists(dir + "/junit.xml")) << id;
+		EXPECT_TRUE(exists(dir + "/command.txt")) << id;
+		if (id.rfind("none__", 0) == 0) {
+			/* the control fails, the baseline knows it; its artifacts stay replayable */
+			EXPECT_STREQ(json_string_value(json_object_get(c, "verdict")), "fail") << id;
+			EXPECT_EQ(json_array_size(json_object_get(c, "new")), 0u) << id;
+			EXPECT_GT(json_array_size(json_object_get(c, "known")), 0u) << id;
+			EXPECT_TRUE(exists(dir + "/report.html")) << id;
+			EXPECT_TRUE(exists(dir + "/journal")) << id;
+			EXPECT_EQ(run_cmd(BIN + " check -q " + dir).status, 1) << id;
+		} else {
+			EXPECT_STREQ(json_string_value(json_object_get(c, "verdict")), "pass") << id;
+			EXPECT_FALSE(exists(dir + "/journal")) << id; /* passing cells keep no journals */
+		}
+	}
+	EXPECT_EQ(ids, (std::set<std::string>{ "none__none__s1", "flock__none__s1", "none__stalls__s1",
+					       "flock__stalls__s1" }));
+	json_decref(root);
+	EXPECT_NE(slurp(d.sub("merged/index.html")).find("none__stalls__s1"), std::string::npos);
+	EXPECT_NE(slurp(d.sub("merged/summary.md")).find("PASS (no new failures)"), std::string::npos);
+	CmdResult shape = run_cmd("/usr/bin/python3 " + SRC + "/tests/junit_shape.py " + d.sub("merged/junit.xml"));
+	ASSERT_EQ(shape.status, 0) << shape.err;
+	json_error_t err;
+	json_t *j = json_loads(shape.out.c_str(), 0, &err);
+	ASSERT_TRUE(j);
+	EXPECT_EQ(json_array_size(json_object_get(j, "suites")), 4u);
+	EXPECT_EQ(json_integer_value(json_object_get(j, "failures")), 0); /* known failures are skipped */
+	json_decref(j);
+
+	/* judged against an empty baseline, the control's failures are new */
+	m = run_cmd(BIN + " merge --baseline " + d.sub("empty.txt") + " -o " + d.sub("merged2") + " " + d.sub("s1") +
+		    " " + d.sub("s2"));
+	EXPECT_EQ(m.status, 1) << m.out << m.err;
+	EXPECT_NE(slurp(d.sub("merged2/summary.md")).find("new failures"), std::string::npos);
+
+	/* one shard alone does not cover the matrix */
+	m = run_cmd(BIN + " merge -o " + d.sub("merged3") + " " + d.sub("s1"));
+	EXPECT_EQ(m.status, 2) << m.out << m.err;
+	EXPECT_NE(m.err.find("missing"), std::string::npos) << m.err;
+	/* the same shard twice */
+	EXPECT_EQ(run_cmd(BIN + " merge -o " + d.sub("merged4") + " " + d.sub("s1") + " " + d.sub("s1")).status, 2);
+	/* not a shard folder */
+	EXPECT_EQ(run_cmd(BIN + " merge -o " + d.sub("merged5") + " " + d.path).status, 2);
+}
+
+TEST(Nightly, NewFailureFailsTheNight)
+{
+	ScratchDir d;
+	write_file(d.sub("empty.txt"), "");
+	CmdResult r = run_cmd(NIGHTLY + " --budget 3 --protocols none --profiles none --seeds 1 --workers 3"
+				      " --min-cell 0.3 --max-cell 0.3 --html none --baseline " + d.sub("empty.txt") +
+			      " --out " + d.sub("n"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.err.find("exclusion (NEW)"), std::string::npos) << r.err;
+	CmdResult shape = run_cmd("/usr/bin/python3 " + SRC + "/tests/junit_shape.py " + d.sub("n/junit.xml"));
+	ASSERT_EQ(shape.status, 0) << shape.err;
+	json_error_t err;
+	json_t *j = json_loads(shape.out.c_str(), 0, &err);
+	ASSERT_TRUE(j);
+	EXPECT_GT(json_integer_value(json_object_get(j, "failures")), 0);
+	json_decref(j);
+	/* a folder that is not the nightly's is refused */
+	mkdir(d.sub("other").c_str(), 0700);
+	write_file(d.sub("other/keep.txt"), "x");
+	EXPECT_EQ(run_cmd(NIGHTLY + " --protocols flock --profiles none --seeds 1 --out " + d.sub("other")).status, 2);
+	EXPECT_TRUE(exists(d.sub("other/keep.txt")));
+}
+
+/* The shipped baseline keeps the legacy revision's known failure
+ * (PROTOCOLS.md K-ML-1: mkdir-legacy breaks a stalled holder's lock). */
+TEST(Nightly, ShippedBaselineKnowsTheLegacyFailure)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(NIGHTLY + " --budget 3 --protocols mkdir-legacy --profiles stalls --seeds 1"
+				      " --min-cell 1 --max-cell 1 --html none --out " + d.sub("n"));
+	ASSERT_EQ(r.status, 0) << r.out << r.err;
+	json_t *root = load(d.sub("n/shard.json"));
+	ASSERT_TRUE(root);
+	json_t *cell = json_array_get(json_object_get(root, "cells"), 0);
+	EXPECT_STREQ(json_string_value(json_object_get(cell, "verdict")), "fail");
+	bool exclusion_known = false;
+	size_t i;
+	json_t *k;
+	json_array_foreach(json_object_get(cell, "known"), i, k)
+		exclusion_known |= !strcmp(json_string_value(json_object_get(k, "invariant")), "exclusion");
+	EXPECT_TRUE(exclusion_known) << slurp(d.sub("n/shard.json"));
+	json_decref(root);
+}
+
+TEST(CiCompare, HyperfineTimingsWithVerdicts)
+{
+	CmdResult which = run_cmd("command -v hyperfine");
+	if (which.status != 0)
+		GTEST_SKIP() << "hyperfine is not installed (./ci/setup installs Debian's hyperfine)";
+	ScratchDir d;
+	CmdResult r = run_cmd(SRC + "/ci/compare --bin " + BIN + " -p flock,none --ops 100 --runs 2 --warmup 0 --out " +
+			      d.sub("cc") + " -- -n 2");
+	ASSERT_EQ(r.status, 1) << r.out << r.err; /* none is caught in every timed run */
+	for (const char *f : { "hyperfine.json", "hyperfine.md", "compare.json", "compare.md", "report-flock.json",
+			       "report-none.json" })
+		EXPECT_TRUE(exists(d.sub("cc/") + f)) << f;
+	json_t *root = load(d.sub("cc/compare.json"));
+	ASSERT_TRUE(root);
+	json_t *revs = json_object_get(root, "revisions");
+	ASSERT_EQ(json_array_size(revs), 2u);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_array_get(revs, i);
+		std::string proto = json_string_value(json_object_get(v, "protocol"));
+		json_t *verdicts = json_object_get(v, "verdicts");
+		ASSERT_EQ(json_array_size(verdicts), 2u) << proto;
+		for (size_t k = 0; k < 2; k++)
+			EXPECT_STREQ(json_string_value(json_array_get(verdicts, k)), proto == "none" ? "fail" : "pass");
+		EXPECT_GT(json_number_value(json_object_get(v, "median_s")), 0.0);
+	}
+	json_decref(root);
+	std::string md = slurp(d.sub("cc/compare.md"));
+	EXPECT_NE(md.find("| none |"), std::string::npos) << md;
+	EXPECT_NE(md.find("2 fail"), std::string::npos) << md;
+	EXPECT_EQ(run_cmd(SRC + "/ci/compare --bin " + BIN + " -p bogus --runs 2").status, 2);
+}
