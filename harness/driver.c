@@ -410,8 +410,21 @@ static void status_line(struct supervisor *sv, int64_t elapsed_ms, uint64_t *las
 	double rate = elapsed_ms > *last_ms ? (double)(ops - *last_ops) * 1000.0 / (double)(elapsed_ms - *last_ms) : 0;
 	*last_ops = ops;
 	*last_ms = elapsed_ms;
-	fprintf(stderr, "\r  %6.1fs  %9llu acquired  %9.0f/s  %llu overlapping holds so far   ",
-		(double)elapsed_ms / 1000.0, (unsigned long long)ops, rate, (unsigned long long)viol);
+	/* done/total and what is left: by time for -d, by ops for --ops */
+	char done[64];
+	const struct run_config *cfg = sv->cfg;
+	if (cfg->duration_ms)
+		snprintf(done, sizeof done, "%.1f/%.1fs", (double)elapsed_ms / 1000.0, (double)cfg->duration_ms / 1000.0);
+	else {
+		uint64_t claimed = atomic_load(&sv->arena->ops_claimed);
+		if (claimed > cfg->ops)
+			claimed = cfg->ops;
+		double eta = rate > 0 ? (double)(cfg->ops - claimed) / rate : 0;
+		snprintf(done, sizeof done, "%llu/%llu ops %.1fs eta %.0fs", (unsigned long long)claimed,
+			 (unsigned long long)cfg->ops, (double)elapsed_ms / 1000.0, eta);
+	}
+	fprintf(stderr, "\r  %s  %9llu acquired  %9.0f/s  %llu overlapping holds so far   ", done,
+		(unsigned long long)ops, rate, (unsigned long long)viol);
 }
 
 static void stop_helper(pid_t *pid);
