@@ -187,11 +187,17 @@ static int64_t ck_budget(const struct ck *c, unsigned w)
 }
 
 /* Is AGE_NS past a stale age of STALE_MS?  LS_NEVER (or absurd) never is. */
+/* The kernel stamps file times from its coarse clock, up to a tick (4 ms at
+ * HZ=250) behind the real one: a protocol that reads mtime sees a lock up to
+ * a tick older than it is, and may reclaim it that much before the stale age
+ * by our clock.  Such a reclaim is still legal. */
+#define STALE_SLACK_NS (10 * NS_PER_MS)
+
 static int ck_past_stale(int64_t stale_ms, uint64_t age_ns)
 {
 	if (stale_ms == LS_NEVER || stale_ms < 0 || stale_ms > INT64_MAX / NS_PER_MS)
 		return 0;
-	return age_ns > (uint64_t)(stale_ms * NS_PER_MS);
+	return age_ns + STALE_SLACK_NS > (uint64_t)(stale_ms * NS_PER_MS);
 }
 
 static uint64_t ck_since(uint64_t later, uint64_t earlier)

@@ -113,12 +113,12 @@ TEST(IntegVolter, KVL4AnEarlierProcessNumberedAsThisOne)
 
 TEST(IntegVolter, KVL6RecordWrittenBestEffortIsReclaimedWhileLiveInAMixedFleet)
 {
-	/* the old taker's record write fails (ENOSPC) and it holds an empty lock
+	/* the old takers' (workers 0 and 2) record writes fail (ENOSPC) and they hold an empty lock
 	 * anyway; new processes reclaim an empty lock older than the 5 s grace:
 	 * a double holder.  The new revision alone never holds unrecorded. */
 	ScratchDir d;
 	const std::string common = " -w hold --param hold_ms=10s -n 4 -d 2s --time-scale 0.01 -s 3 "
-				   "--fault 'errno@fs/write:err=ENOSPC,path=*.lock,p=0.5'";
+				   "--fault 'errno@fs/write:err=ENOSPC,path=*.lock,workers=0,2'";
 	VRun mixed, recorded;
 	vrun(mixed, d, "m", "-p lockfile-legacy,lockfile-recorded" + common);
 	vrun(recorded, d, "r", "-p lockfile-recorded" + common);
