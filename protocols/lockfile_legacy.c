@@ -91,6 +91,7 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
+#include "proto.h"
 
 /* Indexes into lk->param, in ll_params order. */
 enum {
@@ -151,12 +152,6 @@ struct ll_state {
 static_assert(sizeof(struct ll_state) <= sizeof(((struct lock *)0)->state),
 	      "struct ll_state does not fit in struct lock's state");
 
-#define LL_BUG(msg)                                                                  \
-	do {                                                                         \
-		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
-		abort();                                                             \
-	} while (0)
-
 #define LL_HOST_MAX 256
 
 /* What SL1 read: parse(readFile(P)), reduced to the fields STALE_L uses. */
@@ -173,25 +168,6 @@ struct ll_holder {
 static struct ll_state *ll_state(struct lock *lk)
 {
 	return (struct ll_state *)lk->state.bytes;
-}
-
-static int64_t ll_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-/* now() - mtime > ms, in integer ns (Date.now() against fractional mtimeMs). */
-static int ll_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
-{
-	int64_t lim_ns, now_ns, age_ns;
-
-	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
-		return 0;
-	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
-	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
-		return mtime_ns < 0;
-	return age_ns > lim_ns;
 }
 
 /* Note a failed step's errno for reports; returns it. */
@@ -424,7 +400,7 @@ static int ll_stale(struct lock *lk)
 	fsx_point("lockfile-legacy/stale/after-stat");
 
 	/* [SL5 T] */
-	return ll_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LL_STALE]);
+	return ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LL_STALE]);
 }
 
 /*
@@ -547,7 +523,7 @@ static int ll_acquire(struct lock *lk)
 	int fd;
 
 	if (st->taken)
-		LL_BUG("lockfile-legacy: acquire while held (release first)");
+		LS_BUG("lockfile-legacy: acquire while held (release first)");
 	lk->last_error = 0;
 
 	/* [VL1 dir-mkdir] */
@@ -657,7 +633,7 @@ static int64_t ll_stale_ms(const struct lock *lk)
 /* The timeout, plus the one sleep a try begun just before it still takes. */
 static int64_t ll_wait_budget_ms(const struct lock *lk)
 {
-	return ll_sat_add(lk->param[LL_WAIT], lk->param[LL_POLL]);
+	return ls_sat_add(lk->param[LL_WAIT], lk->param[LL_POLL]);
 }
 
 const struct lock_ops lockfile_legacy_ops = {

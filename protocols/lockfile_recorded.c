@@ -119,6 +119,7 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
+#include "proto.h"
 
 /* Indexes into lk->param, in lr_params order. */
 enum {
@@ -294,34 +295,9 @@ struct lr_holder {
 	int token_long;
 };
 
-#define LR_BUG(msg)                                                                  \
-	do {                                                                         \
-		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
-		abort();                                                             \
-	} while (0)
-
 static struct lr_state *lr_state(struct lock *lk)
 {
 	return (struct lr_state *)lk->state.bytes;
-}
-
-static int64_t lr_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-/* now() - mtime > ms, in integer ns (Date.now() against fractional mtimeMs). */
-static int lr_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
-{
-	int64_t lim_ns, now_ns, age_ns;
-
-	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
-		return 0;
-	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
-	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
-		return mtime_ns < 0;
-	return age_ns > lim_ns;
 }
 
 /* Note a failed step's errno for reports; returns it. */
@@ -613,7 +589,7 @@ static void lr_sweep(struct lock *lk, const char *path)
 		}
 		fsx_point("lockfile-recorded/sweep/after-stat");
 		/* [SW3 unlink] "`.take.` leftovers hold nothing" */
-		if (!lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 			continue;
 		if (fsx_unlink(full) != 0)
 			lr_errno(lk);
@@ -826,7 +802,7 @@ static int lr_stale(struct lock *lk)
 		}
 		fsx_point("lockfile-recorded/stale/after-stat");
 		have_st = 1;
-		if (st.size == 0 && lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+		if (st.size == 0 && ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 			return 1;
 	}
 
@@ -844,7 +820,7 @@ static int lr_stale(struct lock *lk)
 		}
 		fsx_point("lockfile-recorded/stale/after-age-stat");
 	}
-	return lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_STALE]);
+	return ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_STALE]);
 }
 
 /* RECOVERY_STALE(R): no reclaimer is behind it. */
@@ -861,7 +837,7 @@ static int lr_recovery_stale(struct lock *lk, const char *rec_path)
 	}
 	fsx_point("lockfile-recorded/recovery-stale/after-stat");
 	/* [RS2] */
-	if (!lr_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+	if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 		return 0;
 	/* [RS3] */
 	if (st.size == 0)
@@ -1021,9 +997,9 @@ static int lr_acquire(struct lock *lk)
 	int made = 0;
 
 	if (s->taken)
-		LR_BUG("lockfile-recorded: acquire while held (release first)");
+		LS_BUG("lockfile-recorded: acquire while held (release first)");
 	if (!lk->rng)
-		LR_BUG("lockfile-recorded: no rng for tokens");
+		LS_BUG("lockfile-recorded: no rng for tokens");
 	lk->last_error = 0;
 
 	started = fsx_now_ms();
@@ -1277,7 +1253,7 @@ static int lr_init(struct lock *lk)
 	if (!lk->param[LR_CARRIED])
 		return 0;
 	if (!lk->rng)
-		LR_BUG("lockfile-recorded: no rng for tokens");
+		LS_BUG("lockfile-recorded: no rng for tokens");
 	/* `before`: the start of this process's claim, i.e. now */
 	if (lr_split(lk->path, dir, base) == 0)
 		lr_remove_carried(lk, dir, fsx_now_ms());
@@ -1292,7 +1268,7 @@ static int64_t lr_stale_ms(const struct lock *lk)
 /* The timeout, plus the one sleep a try begun just before it still takes. */
 static int64_t lr_wait_budget_ms(const struct lock *lk)
 {
-	return lr_sat_add(lk->param[LR_WAIT], lk->param[LR_POLL]);
+	return ls_sat_add(lk->param[LR_WAIT], lk->param[LR_POLL]);
 }
 
 const struct lock_ops lockfile_recorded_ops = {

@@ -49,6 +49,7 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
+#include "proto.h"
 
 /* Indexes into lk->param, in ml_params order. */
 enum {
@@ -96,36 +97,6 @@ static const char *const ml_points[] = {
 	NULL,
 };
 
-/* a + b and a * b for non-negative values, saturating at LS_NEVER. */
-static int64_t ml_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-static int64_t ml_sat_mul(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_mul_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-/*
- * now() - mtime > ms, exactly as JS compares Date.now() (whole ms) with the
- * fractional mtimeMs: done in integer ns.  A limit too large for ns never
- * runs out.
- */
-static int ml_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
-{
-	int64_t lim_ns, now_ns, age_ns;
-
-	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
-		return 0;
-	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
-	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
-		return mtime_ns < 0; /* an mtime absurdly far in the past is old */
-	return age_ns > lim_ns;
-}
-
 /* Note a failed step's errno for reports; returns it. */
 static int ml_errno(struct lock *lk)
 {
@@ -170,7 +141,7 @@ static int ml_try(struct lock *lk)
 	fsx_point("mkdir-legacy/try/after-stat");
 
 	/* [ML4 T age-check] a live holder is never waited on */
-	if (!ml_older_than(fsx_now_ms(), st.mtime_ns, lk->param[ML_STALE]))
+	if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[ML_STALE]))
 		return LS_BUSY;
 	fsx_point("mkdir-legacy/try/after-age-check");
 
@@ -196,7 +167,7 @@ static int ml_acquire_wait(struct lock *lk)
 	const int64_t retries = lk->param[ML_RETRIES];
 	/* Wall clock, so that counting attempts alone cannot outlive a live
 	 * holder's staleness window (§1.4). */
-	const int64_t deadline = ml_sat_add(fsx_now_ms(), ml_sat_mul(retries, wait));
+	const int64_t deadline = ls_sat_add(fsx_now_ms(), ls_sat_mul(retries, wait));
 
 	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_ms() < deadline);
 	     attempt++) {
@@ -212,7 +183,7 @@ static int ml_acquire_wait(struct lock *lk)
 		/* [MA2 stat] on error: sleep (the comment says "retry immediately") */
 		if (fsx_stat(lk->path, &st) == 0) {
 			fsx_point("mkdir-legacy/acquire/after-stat");
-			if (ml_older_than(fsx_now_ms(), st.mtime_ns, stale)) {
+			if (ls_older_than(fsx_now_ms(), st.mtime_ns, stale)) {
 				fsx_point("mkdir-legacy/acquire/after-age-check");
 				/* [MA3 stale-rmdir] by name, as ML5 */
 				if (fsx_rmdir(lk->path) == 0) {
@@ -293,11 +264,11 @@ static int64_t ml_wait_budget_ms(const struct lock *lk)
 	case FORM_TRY:
 		return 0; /* never sleeps */
 	case FORM_BOUNDED:
-		return ml_sat_mul(p[ML_BRETRIES], p[ML_BWAIT]);
+		return ls_sat_mul(p[ML_BRETRIES], p[ML_BWAIT]);
 	default:
 		/* retries x wait (5 s), plus the one sleep an attempt begun just
 		 * before the deadline still takes. */
-		return ml_sat_add(ml_sat_mul(p[ML_RETRIES], p[ML_WAIT]), p[ML_WAIT]);
+		return ls_sat_add(ls_sat_mul(p[ML_RETRIES], p[ML_WAIT]), p[ML_WAIT]);
 	}
 }
 

@@ -88,6 +88,7 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
+#include "proto.h"
 
 /* Indexes into lk->param, in mo_params order. */
 enum {
@@ -184,41 +185,9 @@ struct mo_state {
 static_assert(sizeof(struct mo_state) <= sizeof(((struct lock *)0)->state),
 	      "struct mo_state does not fit in struct lock's state");
 
-#define MO_BUG(msg)                                                                  \
-	do {                                                                         \
-		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
-		abort();                                                             \
-	} while (0)
-
 static struct mo_state *mo_state(struct lock *lk)
 {
 	return (struct mo_state *)lk->state.bytes;
-}
-
-/* a + b and a * b for non-negative values, saturating at LS_NEVER. */
-static int64_t mo_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-static int64_t mo_sat_mul(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_mul_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-/* now() - mtime > ms, in integer ns (Date.now() against fractional mtimeMs). */
-static int mo_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
-{
-	int64_t lim_ns, now_ns, age_ns;
-
-	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
-		return 0;
-	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
-	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
-		return mtime_ns < 0;
-	return age_ns > lim_ns;
 }
 
 /* §2.1 sameDir: dev, ino, and btime when both report one.  Not the mtime. */
@@ -263,7 +232,7 @@ static int mo_join(char *buf, const char *dir, const char *name)
 static void mo_entry(struct lock *lk, char *buf)
 {
 	if (mo_join(buf, lk->path, mo_state(lk)->name) != 0)
-		MO_BUG("entry path does not fit");
+		LS_BUG("entry path does not fit");
 }
 
 /* fresh(): a new name for every attempt and re-entry, never reused. */
@@ -448,7 +417,7 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 	fsx_point("mkdir-owner/reclaim/after-stat-judged");
 
 	/* [RC2 T age-check] */
-	if (!mo_older_than(fsx_now_ms(), judged.mtime_ns, lk->param[MO_STALE]))
+	if (!ls_older_than(fsx_now_ms(), judged.mtime_ns, lk->param[MO_STALE]))
 		return MO_BUSY;
 	fsx_point("mkdir-owner/reclaim/after-age-check");
 
@@ -572,7 +541,7 @@ static int mo_raise(struct lock *lk)
 /* §2.5 TRY_ACQUIRE: 0 held, LS_BUSY (null), -1 raised. */
 static int mo_try_acquire(struct lock *lk)
 {
-	const int64_t deadline = mo_sat_add(fsx_now_ms(), lk->param[MO_CONTEND]);
+	const int64_t deadline = ls_sat_add(fsx_now_ms(), lk->param[MO_CONTEND]);
 
 	for (int round = 0; round < MO_TRY_ROUNDS; round++) {
 		enum mo_outcome s;
@@ -624,7 +593,7 @@ static int mo_acquire_wait(struct lock *lk)
 {
 	const int64_t wait = lk->param[MO_WAIT];
 	const int64_t retries = lk->param[MO_RETRIES];
-	const int64_t deadline = mo_sat_add(fsx_now_ms(), mo_sat_mul(retries, wait));
+	const int64_t deadline = ls_sat_add(fsx_now_ms(), ls_sat_mul(retries, wait));
 	enum mo_outcome s = MO_AGAIN;
 
 	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_ms() < deadline);
@@ -677,9 +646,9 @@ static int mo_acquire(struct lock *lk)
 		return -1;
 	}
 	if (mo_state(lk)->taken)
-		MO_BUG("mkdir-owner: acquire while held (release first)");
+		LS_BUG("mkdir-owner: acquire while held (release first)");
 	if (!lk->rng)
-		MO_BUG("mkdir-owner: no rng for entry names");
+		LS_BUG("mkdir-owner: no rng for entry names");
 	lk->last_error = 0;
 
 	switch (lk->param[MO_FORM]) {
@@ -762,7 +731,7 @@ static int64_t mo_stale_ms(const struct lock *lk)
 /* One TRY_ACQUIRE: it polls a queued entry until contend_ms, plus one poll. */
 static int64_t mo_try_budget(const int64_t *p)
 {
-	return mo_sat_add(p[MO_CONTEND], p[MO_CONTEND_WAIT]);
+	return ls_sat_add(p[MO_CONTEND], p[MO_CONTEND_WAIT]);
 }
 
 static int64_t mo_wait_budget_ms(const struct lock *lk)
@@ -773,12 +742,12 @@ static int64_t mo_wait_budget_ms(const struct lock *lk)
 	case FORM_TRY:
 		return mo_try_budget(p);
 	case FORM_BOUNDED:
-		return mo_sat_add(mo_sat_mul(mo_sat_add(p[MO_BRETRIES], 1), mo_try_budget(p)),
-				  mo_sat_mul(p[MO_BRETRIES], p[MO_BWAIT]));
+		return ls_sat_add(ls_sat_mul(ls_sat_add(p[MO_BRETRIES], 1), mo_try_budget(p)),
+				  ls_sat_mul(p[MO_BRETRIES], p[MO_BWAIT]));
 	default:
 		/* retries x wait (5 s), plus the one sleep an attempt begun just
 		 * before the deadline still takes. */
-		return mo_sat_add(mo_sat_mul(p[MO_RETRIES], p[MO_WAIT]), p[MO_WAIT]);
+		return ls_sat_add(ls_sat_mul(p[MO_RETRIES], p[MO_WAIT]), p[MO_WAIT]);
 	}
 }
 

@@ -74,6 +74,7 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
+#include "proto.h"
 
 /* Indexes into lk->param, in pl_params order. */
 enum {
@@ -125,34 +126,9 @@ struct pl_state {
 static_assert(sizeof(struct pl_state) <= sizeof(((struct lock *)0)->state),
 	      "struct pl_state does not fit in struct lock's state");
 
-#define PL_BUG(msg)                                                                  \
-	do {                                                                         \
-		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
-		abort();                                                             \
-	} while (0)
-
 static struct pl_state *pl_state(struct lock *lk)
 {
 	return (struct pl_state *)lk->state.bytes;
-}
-
-static int64_t pl_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
-}
-
-/* now() - mtime > ms, in integer ns (Date.now() against fractional mtimeMs). */
-static int pl_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
-{
-	int64_t lim_ns, now_ns, age_ns;
-
-	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
-		return 0;
-	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
-	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
-		return mtime_ns < 0;
-	return age_ns > lim_ns;
 }
 
 /* Note a failed step's errno for reports; returns it. */
@@ -248,7 +224,7 @@ static void pl_clear(struct lock *lk)
 		}
 		fsx_point("pidlock/clear/after-stat");
 		/* [T age-check] */
-		if (!pl_older_than(fsx_now_ms(), st.mtime_ns, lk->param[PL_STALE]))
+		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[PL_STALE]))
 			return;
 		fsx_point("pidlock/clear/after-age-check");
 		/* [CS3 unreadable-unlink] */
@@ -371,9 +347,9 @@ static int pl_acquire(struct lock *lk)
 	int fd;
 
 	if (st->taken)
-		PL_BUG("pidlock: acquire while held (release first)");
+		LS_BUG("pidlock: acquire while held (release first)");
 	if (!lk->rng)
-		PL_BUG("pidlock: no rng for tokens");
+		LS_BUG("pidlock: no rng for tokens");
 	lk->last_error = 0;
 
 	/* [PL0 dir-mkdir] */
@@ -388,7 +364,7 @@ static int pl_acquire(struct lock *lk)
 	}
 	fsx_point("pidlock/acquire/after-dir-mkdir");
 
-	deadline = pl_sat_add(fsx_now_ms(), lk->param[PL_WAIT]);
+	deadline = ls_sat_add(fsx_now_ms(), lk->param[PL_WAIT]);
 	pl_fresh_token(lk); /* once per call, reused across retries */
 
 	for (;;) {
@@ -470,7 +446,7 @@ static int64_t pl_wait_budget_ms(const struct lock *lk)
 {
 	if (lk->param[PL_WAIT] == 0)
 		return 0; /* a single try */
-	return pl_sat_add(lk->param[PL_WAIT], 1);
+	return ls_sat_add(lk->param[PL_WAIT], 1);
 }
 
 const struct lock_ops pidlock_ops = {

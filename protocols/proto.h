@@ -1,0 +1,50 @@
+/*
+ * proto.h - small helpers every protocol file shares (internal to protocols/).
+ */
+#ifndef LS_PROTO_H
+#define LS_PROTO_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lock.h"
+
+/* Misuse of an internal API: abort with file:line (git's BUG()). */
+#define LS_BUG(msg)                                                                  \
+	do {                                                                         \
+		fprintf(stderr, "BUG: %s:%d: %s\n", __FILE__, __LINE__, msg);        \
+		abort();                                                             \
+	} while (0)
+
+/* a + b and a * b for non-negative values, saturating at LS_NEVER. */
+static inline int64_t ls_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? LS_NEVER : r;
+}
+
+static inline int64_t ls_sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? LS_NEVER : r;
+}
+
+/*
+ * now() - mtime > ms, exactly as JS compares Date.now() (whole ms) with the
+ * fractional mtimeMs: done in integer ns.  A limit too large for ns never
+ * runs out; an mtime absurdly far in the past is old.
+ */
+static inline int ls_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
+{
+	int64_t lim_ns, now_ns, age_ns;
+
+	if (__builtin_mul_overflow(ms, 1000000, &lim_ns))
+		return 0;
+	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
+	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
+		return mtime_ns < 0;
+	return age_ns > lim_ns;
+}
+
+#endif
