@@ -338,78 +338,6 @@ static void lr_uuid(struct lock *lk, char out[LR_UUID_LEN + 1])
 		 (unsigned long long)(b & 0xffffffffffffULL));
 }
 
-/* os.hostname(), read live; "" if it cannot be read (Node never throws). */
-static void lr_hostname(char *buf, size_t len)
-{
-	if (fsx_hostname(buf, len) != 0)
-		buf[0] = '\0';
-	buf[len - 1] = '\0';
-}
-
-/* new Date(ms).toISOString(). */
-static void lr_iso(int64_t ms, char *buf, size_t len)
-{
-	time_t s = (time_t)(ms / 1000);
-	int frac = (int)(ms % 1000);
-	struct tm tm;
-
-	if (frac < 0) {
-		frac += 1000;
-		s--;
-	}
-	gmtime_r(&s, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}
-
-static int lr_digits(const char *s, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* Date.parse of toISOString's form, YYYY-MM-DDTHH:MM:SS[.f+]Z; -1 otherwise. */
-static int lr_parse_iso(const char *s, int64_t *ms)
-{
-	int y, mo, d, h, mi, sec, frac = 0;
-	struct tm tm;
-	const char *p;
-
-	if (strlen(s) < 20 || lr_digits(s, 4, &y) || s[4] != '-' || lr_digits(s + 5, 2, &mo) ||
-	    s[7] != '-' || lr_digits(s + 8, 2, &d) || s[10] != 'T' || lr_digits(s + 11, 2, &h) ||
-	    s[13] != ':' || lr_digits(s + 14, 2, &mi) || s[16] != ':' ||
-	    lr_digits(s + 17, 2, &sec))
-		return -1;
-	p = s + 19;
-	if (*p == '.') {
-		int place = 100, nd = 0;
-		for (p++; *p >= '0' && *p <= '9'; p++, nd++) {
-			frac += (*p - '0') * place;
-			place /= 10;
-		}
-		if (!nd)
-			return -1;
-	}
-	if (strcmp(p, "Z") != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 59)
-		return -1;
-	memset(&tm, 0, sizeof tm);
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	*ms = (int64_t)timegm(&tm) * 1000 + frac;
-	return 0;
-}
-
 /* parse(text) into *h; a non-object, or text that does not parse, is null. */
 static void lr_parse_holder(const char *text, size_t len, struct lr_holder *h)
 {
@@ -434,7 +362,7 @@ static void lr_parse_holder(const char *text, size_t len, struct lr_holder *h)
 		snprintf(h->host, sizeof h->host, "%s", json_string_value(v));
 	}
 	v = json_object_get(root, "at");
-	if (json_is_string(v) && lr_parse_iso(json_string_value(v), &h->at_ms) == 0)
+	if (json_is_string(v) && ls_parse_iso(json_string_value(v), &h->at_ms) == 0)
 		h->at_ok = 1;
 	v = json_object_get(root, "token");
 	if (json_is_string(v)) {
@@ -475,7 +403,7 @@ static int lr_this_host(const struct lr_holder *h)
 
 	if (!h->present || !h->has_host)
 		return 0;
-	lr_hostname(host, sizeof host);
+	ls_hostname(host, sizeof host);
 	return strcmp(h->host, host) == 0;
 }
 
@@ -500,8 +428,8 @@ static char *lr_record(struct lock *lk, const char *token, const char *operation
 
 	if (!o)
 		goto out_nomem;
-	lr_hostname(host, sizeof host);
-	lr_iso(fsx_now_ms(), at, sizeof at);
+	ls_hostname(host, sizeof host);
+	ls_iso(fsx_now_ms(), at, sizeof at);
 	bad = json_object_set_new(o, "pid", json_integer((json_int_t)fsx_getpid())) ||
 	      json_object_set_new(o, "hostname", json_string(host)) ||
 	      json_object_set_new(o, "at", json_string(at)) ||

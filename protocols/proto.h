@@ -4,6 +4,7 @@
 #ifndef LS_PROTO_H
 #define LS_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,5 +47,13 @@ static inline int ls_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
 		return mtime_ns < 0;
 	return age_ns > lim_ns;
 }
+
+/* The volter records' fields (proto.c). */
+/* os.hostname() as the protocols see it (fsx_hostname); "" if unreadable. */
+void ls_hostname(char *buf, size_t len);
+/* new Date(ms).toISOString(): "2024-05-01T12:00:00.000Z". */
+void ls_iso(int64_t ms, char *buf, size_t len);
+/* Date.parse of toISOString's form; 0 ok, -1 anything else. */
+int ls_parse_iso(const char *s, int64_t *ms);
 
 #endif
