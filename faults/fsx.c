@@ -35,6 +35,7 @@
 
 #include "../harness/arena.h"
 #include "../harness/journal.h"
+#include "../harness/sched.h"
 #include "fault.h"
 
 static struct fsx_binding bind;
@@ -48,6 +49,12 @@ static const char *cur_path;          /* the path of the call being decided (for
 static const char *cur_point;         /* the point being decided (libfiu hands the callback the
 				       * name it was enabled under, "*", not the point's own) */
 static struct fault_action pending;   /* what the libfiu callback decided */
+
+/* Explore mode: the scheduler, and how deep inside a compound call
+ * (read_file, write_file, mkdir_p) we are: a compound call is one step. */
+static struct sched *xs;
+static int compound;
+static const char *step_path2;        /* rename/link: the second path, for the story */
 
 /* Windows-like paths: this process's own open descriptors by path slot, so
  * "another worker has it open" can be told from "we do". */
@@ -98,6 +105,8 @@ uint64_t fsx_point_hash(const char *name)
 
 int64_t fsx_mono_ns(void)
 {
+	if (xs) /* never 0: 0 means "none" in places */
+		return 1000000000LL + sched_now_ns();
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
@@ -144,6 +153,10 @@ void fsx_bind(const struct fsx_binding *b)
 {
 	bind = *b;
 	bound = 1;
+	xs = b->sched;
+	compound = 0;
+	if (xs)
+		sched_attach(xs, b->worker);
 	lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
 	memset(counts, 0, sizeof counts);
 	last_create_ns = 0;
@@ -185,6 +198,7 @@ void fsx_bind(const struct fsx_binding *b)
 void fsx_unbind(void)
 {
 	bound = 0;
+	xs = NULL;
 }
 
 const uint64_t *fsx_counts(void)
@@ -300,6 +314,9 @@ static int fsx_enter(enum fsx_op op, const char *path)
 	if (!bound)
 		return 0;
 	count_call(op);
+	if (xs && !compound)
+		sched_step(op, path, step_path2);
+	step_path2 = NULL;
 	return faults_on ? fault_act(op_points[op], path) : 0;
 }
 
@@ -313,6 +330,8 @@ static int fsx_injected(enum fsx_op op, int err)
 
 static void fsx_leave(enum fsx_op op, int r, int err)
 {
+	if (xs && !compound)
+		sched_result(r, err);
 	if (bound && bind.trace)
 		log_event(EV_STEP, r < 0 ? err : 0, (int64_t)fsx_point_hash(op_points[op]), op, r);
 }
@@ -324,6 +343,8 @@ void fsx_point(const char *name)
 		return;
 	count_call(FSX_POINT);
 	note_progress(name);
+	if (xs)
+		sched_point(name);
 	if (faults_on)
 		fault_act(name, NULL);
 	if (bind.trace)
@@ -448,6 +469,53 @@ static int win_sharing(const char *path)
 	return err;
 }
 
+/* ---- explore: virtual file times ----
+ * Every object a step creates or changes, and the directory it sits in, is
+ * stamped with the virtual clock, so a protocol's stat() sees virtual ages. */
+
+static void vt_times(struct timespec ts[2])
+{
+	int64_t ms = sched_now_ms();
+	int64_t sub = sched_now_ns() % 1000000; /* keep the clock's ns: ages order steps */
+	ts[0].tv_sec = ts[1].tv_sec = ms / 1000;
+	ts[0].tv_nsec = ts[1].tv_nsec = (ms % 1000) * 1000000L + sub;
+}
+
+static void vt_stamp(const char *path)
+{
+	struct timespec ts[2];
+	vt_times(ts);
+	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static void vt_stamp_parent(const char *path)
+{
+	char dir[4096];
+	size_t len = strlen(path);
+	if (len >= sizeof dir)
+		return;
+	memcpy(dir, path, len + 1);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		vt_stamp(".");
+	else if (slash == dir)
+		vt_stamp("/");
+	else {
+		*slash = '\0';
+		vt_stamp(dir);
+	}
+}
+
+static void vt_stamp_fd(int fd)
+{
+	struct timespec ts[2];
+	vt_times(ts);
+	futimens(fd, ts);
+}
+
+/* errno-preserving: called after the system call, before errno is restored */
+#define VT(stmt) do { if (xs) { int vt_saved_ = errno; stmt; errno = vt_saved_; } } while (0)
+
 /* ---- wrappers ---- */
 
 int fsx_mkdir(const char *path, unsigned mode)
@@ -462,6 +530,8 @@ int fsx_mkdir(const char *path, unsigned mode)
 		arena_obj_lock(bind.arena);
 	int r = mkdir(path, mode);
 	int err = errno;
+	if (r == 0)
+		VT((vt_stamp(path), vt_stamp_parent(path)));
 	if (track) {
 		if (r == 0)
 			obj_created(path);
@@ -472,7 +542,28 @@ int fsx_mkdir(const char *path, unsigned mode)
 	return r;
 }
 
+static int mkdir_p(const char *path);
+
+/* In explore mode one step; a folder that is already there is no step at
+ * all (nothing in an execution removes it: there is no sweeper). */
 int fsx_mkdir_p(const char *path)
+{
+	if (!xs || compound)
+		return mkdir_p(path);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	sched_step(FSX_MKDIR, path, NULL);
+	compound++;
+	int r = mkdir_p(path);
+	int err = errno;
+	compound--;
+	sched_result(r, err);
+	errno = err;
+	return r;
+}
+
+static int mkdir_p(const char *path)
 {
 	char buf[4096];
 	size_t len = strlen(path);
@@ -510,6 +601,8 @@ int fsx_rmdir(const char *path)
 	int r = rmdir(path);
 	int err = errno;
 	if (r == 0)
+		VT(vt_stamp_parent(path));
+	if (r == 0)
 		win_note_removed(path);
 	if (track) {
 		if (r == 0)
@@ -529,8 +622,17 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int track = (flags & O_CREAT) && (flags & O_EXCL) && tracked(path);
 	if (track)
 		arena_obj_lock(bind.arena);
+	int existed = 1;
+	if (xs && (flags & O_CREAT)) {
+		struct stat before;
+		existed = lstat(path, &before) == 0;
+	}
 	int r = open(path, flags | O_CLOEXEC, mode);
 	int err = errno;
+	if (r >= 0 && !existed)
+		VT((vt_stamp_fd(r), vt_stamp_parent(path)));
+	else if (r >= 0 && (flags & O_TRUNC))
+		VT(vt_stamp_fd(r));
 	if (r >= 0) {
 		win_note_open(r, path);
 		if (path_rules && r < WIN_FDS) {
@@ -569,6 +671,7 @@ int fsx_close(int fd)
 
 int fsx_link(const char *from, const char *to)
 {
+	step_path2 = from; /* the story prints "link FROM -> TO" from (path2, path) */
 	int inj = fsx_enter(FSX_LINK, to);
 	if (inj)
 		return fsx_injected(FSX_LINK, inj);
@@ -577,6 +680,8 @@ int fsx_link(const char *from, const char *to)
 		arena_obj_lock(bind.arena);
 	int r = link(from, to);
 	int err = errno;
+	if (r == 0)
+		VT(vt_stamp_parent(to));
 	if (track) {
 		if (r == 0)
 			obj_created(to);
@@ -602,6 +707,8 @@ int fsx_unlink(const char *path)
 	}
 	int r = unlink(path);
 	int err = errno;
+	if (r == 0)
+		VT(vt_stamp_parent(path));
 	if (track) {
 		if (r == 0)
 			obj_removed(id);
@@ -614,6 +721,7 @@ int fsx_unlink(const char *path)
 
 int fsx_rename(const char *from, const char *to)
 {
+	step_path2 = to;
 	int inj = fsx_enter(FSX_RENAME, from);
 	if (!inj)
 		inj = win_sharing(from);
@@ -632,6 +740,8 @@ int fsx_rename(const char *from, const char *to)
 	}
 	int r = rename(from, to);
 	int err = errno;
+	if (r == 0)
+		VT((vt_stamp_parent(from), vt_stamp_parent(to)));
 	if (track_from || track_to) {
 		if (r == 0) {
 			obj_removed(gone);
@@ -769,7 +879,37 @@ void fsx_list_free(struct fsx_list *l)
 	l->n = 0;
 }
 
+static int read_file(const char *path, char **buf, size_t *len);
+
+/* Explore mode: a whole-file read or write is one step. */
+static int compound_begin(enum fsx_op op, const char *path)
+{
+	if (!xs || compound || !bound)
+		return 0;
+	sched_step(op, path, NULL);
+	compound++;
+	return 1;
+}
+
+static void compound_end(int own, int r)
+{
+	if (!own)
+		return;
+	int err = errno;
+	compound--;
+	sched_result(r, err);
+	errno = err;
+}
+
 int fsx_read_file(const char *path, char **buf, size_t *len)
+{
+	int own = compound_begin(FSX_READ, path);
+	int r = read_file(path, buf, len);
+	compound_end(own, r);
+	return r;
+}
+
+static int read_file(const char *path, char **buf, size_t *len)
 {
 	*buf = NULL;
 	*len = 0;
@@ -843,6 +983,7 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 	}
 	if (!err)
 		err = fail;
+	VT(vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, err ? -1 : 0, err);
 	errno = err;
 	return err ? -1 : 0;
@@ -850,16 +991,19 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 
 int fsx_write_file(const char *path, int flags, const void *buf, size_t len)
 {
+	int own = compound_begin(FSX_WRITE, path);
 	int fd = fsx_open(path, flags | O_WRONLY | O_CREAT, 0666);
-	if (fd < 0)
-		return -1;
-	int r = fsx_write_all(fd, buf, len);
-	int err = errno;
-	if (fsx_close(fd) != 0 && r == 0) {
-		r = -1;
-		err = errno;
+	int r = -1;
+	if (fd >= 0) {
+		r = fsx_write_all(fd, buf, len);
+		int err = errno;
+		if (fsx_close(fd) != 0 && r == 0) {
+			r = -1;
+			err = errno;
+		}
+		errno = err;
 	}
-	errno = err;
+	compound_end(own, r);
 	return r;
 }
 
@@ -884,6 +1028,8 @@ ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 	while ((r = pwrite(fd, buf, len, off)) == -1 && errno == EINTR)
 		;
 	int err = errno;
+	if (r >= 0)
+		VT(vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r < 0 ? -1 : 0, err);
 	errno = err;
 	return r;
@@ -896,6 +1042,8 @@ int fsx_ftruncate(int fd, off_t len)
 		return fsx_injected(FSX_WRITE, inj);
 	int r = ftruncate(fd, len);
 	int err = errno;
+	if (r == 0)
+		VT(vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r, err);
 	errno = err;
 	return r;
@@ -924,6 +1072,14 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 	int inj = fsx_enter(FSX_UTIMENS, path);
 	if (inj)
 		return fsx_injected(FSX_UTIMENS, inj);
+	struct timespec vts[2];
+	if (xs) { /* "now" is the virtual clock */
+		struct timespec now[2];
+		vt_times(now);
+		for (int i = 0; i < 2; i++)
+			vts[i] = !ts || ts[i].tv_nsec == UTIME_NOW ? now[i] : ts[i];
+		ts = vts;
+	}
 	int r = utimensat(AT_FDCWD, path, ts, 0);
 	int err = errno;
 	fsx_leave(FSX_UTIMENS, r, err);
@@ -933,6 +1089,14 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 
 int fsx_flock(int fd, int op)
 {
+	if (xs && !compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
+		/* a blocking flock would stop the whole execution in the kernel:
+		 * try, and wait for another worker's step while it is taken */
+		int r;
+		while ((r = fsx_flock(fd, op | LOCK_NB)) != 0 && errno == EWOULDBLOCK)
+			sched_block();
+		return r;
+	}
 	int inj = fsx_enter(FSX_FLOCK, path_of(fd));
 	if (inj)
 		return fsx_injected(FSX_FLOCK, inj);
@@ -948,8 +1112,17 @@ int fsx_flock(int fd, int op)
 int fsx_pid_alive(pid_t pid)
 {
 	int inj = fsx_enter(FSX_KILL, NULL);
-	int r = inj ? -1 : kill(pid, 0);
-	int err = inj ? inj : errno;
+	int r, err;
+	if (inj) {
+		r = -1;
+		err = inj;
+	} else if (xs) { /* pids are the workers' virtual ones; any other is gone */
+		r = sched_pid_alive(pid) == 1 ? 0 : -1;
+		err = r ? ESRCH : 0;
+	} else {
+		r = kill(pid, 0);
+		err = errno;
+	}
 	fsx_leave(FSX_KILL, r, err);
 	errno = err;
 	return r == 0 || err == EPERM;
@@ -958,6 +1131,13 @@ int fsx_pid_alive(pid_t pid)
 void fsx_sleep_ms(int64_t ms)
 {
 	int saved = errno;
+	if (xs && !compound) { /* a sleep is a wait for the virtual clock */
+		counts[FSX_SLEEP]++;
+		count_call(FSX_SLEEP);
+		sched_sleep(ms);
+		errno = saved;
+		return;
+	}
 	(void)fsx_enter(FSX_SLEEP, NULL); /* a sleep cannot fail: stalls and crashes only */
 	if (ms > 0) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -970,6 +1150,8 @@ void fsx_sleep_ms(int64_t ms)
 int64_t fsx_now_ms(void)
 {
 	counts[FSX_NOW]++;
+	if (xs)
+		return sched_now_ms();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + skew_ms;

@@ -6,8 +6,8 @@
  * ..., and each protocol step marked with fsx_point), an optional step trace
  * (EV_STEP journal records), counts of every call, the ground-truth table of
  * which worker created each lock object (objects at the lock path or directly
- * inside it), and - in later work - the explorer's yield points and virtual
- * time.  Outside a worker (fsx_bind not called) every call passes straight
+ * inside it), and in explore mode the scheduler's yield points and virtual
+ * time (harness/sched.h).  Outside a worker (fsx_bind not called) every call passes straight
  * through, so unit tests can drive protocols directly.
  *
  * Errors: every call returns what the system call returns (-1 and errno) and
@@ -95,6 +95,7 @@ struct arena;
 struct fault_plan;
 struct fault_state;
 struct prng;
+struct sched;
 
 struct fsx_binding {
 	unsigned worker;
@@ -109,6 +110,7 @@ struct fsx_binding {
 	int trace;               /* journal an EV_STEP per call */
 	const char *hostname;    /* NULL: the real one */
 	pid_t pid;               /* 0: the real one */
+	struct sched *sched;     /* explore: every call is a scheduler step, time is virtual */
 };
 void fsx_bind(const struct fsx_binding *b);
 void fsx_unbind(void);

@@ -64,6 +64,20 @@ void arena_destroy(struct arena *a)
 	munmap(a, arena_size(a->nworkers));
 }
 
+void arena_reset(struct arena *a)
+{
+	atomic_store(&a->seq, 0);
+	atomic_store(&a->ready, 0);
+	atomic_store(&a->go, 0);
+	atomic_store(&a->stop, 0);
+	atomic_store(&a->ops_claimed, 0);
+	atomic_store(&a->holders, 0);
+	atomic_store(&a->breaches, 0);
+	atomic_store(&a->stall_until_ns, 0);
+	memset(a->obj, 0, sizeof a->obj);
+	memset(a->w, 0, (size_t)a->nworkers * sizeof *a->w);
+}
+
 uint64_t arena_next_seq(struct arena *a)
 {
 	return atomic_fetch_add(&a->seq, 1) + 1;

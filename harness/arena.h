@@ -86,6 +86,8 @@ struct arena {
 
 struct arena *arena_create(unsigned nworkers);
 void arena_destroy(struct arena *a);
+/* Back to the state arena_create left it in (explore: before each execution). */
+void arena_reset(struct arena *a);
 uint64_t arena_next_seq(struct arena *a);
 
 /* Barrier: workers call arena_wait_go; the driver waits for ready == n and calls arena_go. */

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -22,6 +21,7 @@
 
 #include "../workloads/workload.h"
 #include "config.h"
+#include "driver.h"
 #include "journal.h"
 #include "junit.h"
 #include "runcfg.h"
@@ -248,19 +248,6 @@ static int parse(struct cmp *c, int argc, char **argv)
 }
 
 /* ---- one child run ---- */
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-}
 
 static int run_child(struct cmp *c, struct rev *r, uint64_t seed, const char *json, const char *outdir)
 {
@@ -813,7 +800,7 @@ static void cleanup(struct cmp *c)
 		json_decref(v->summary);
 	}
 	if (c->tmp[0])
-		rm_tree(c->tmp);
+		ls_rm_tree(c->tmp);
 }
 
 int compare_main(int argc, char **argv)
@@ -900,7 +887,7 @@ int compare_main(int argc, char **argv)
 			progress(&c, done, total_runs, v, seed, st, rep, now_s() - t0, viol_runs);
 			json_decref(rep);
 			if (!c.outdir)
-				rm_tree(out);
+				ls_rm_tree(out);
 			if (usage_failed)
 				break;
 		}

@@ -80,7 +80,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-static int rm_tree(const char *path)
+int ls_rm_tree(const char *path)
 {
 	return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT ? 0 : -1;
 }
@@ -176,9 +176,9 @@ static int prepare_dirs(struct run_config *cfg, char *why, size_t len)
 	/* Leftovers of an earlier run in a marked directory are ours to clear. */
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/store", cfg->workdir);
-	rm_tree(p);
+	ls_rm_tree(p);
 	snprintf(p, sizeof p, "%s/journal", cfg->outdir);
-	rm_tree(p);
+	ls_rm_tree(p);
 	if (mkdir(p, 0777) != 0) {
 		snprintf(why, len, "cannot make %s: %s", p, strerror(errno));
 		return -1;
@@ -193,14 +193,14 @@ static void cleanup_dirs(const struct run_config *cfg)
 	char p[PATH_MAX + 64];
 	if (!cfg->keep) {
 		if (cfg->workdir_ours) {
-			rm_tree(cfg->workdir);
+			ls_rm_tree(cfg->workdir);
 		} else {
 			snprintf(p, sizeof p, "%s/store", cfg->workdir);
-			rm_tree(p);
+			ls_rm_tree(p);
 		}
 	}
 	if (cfg->outdir_temp)
-		rm_tree(cfg->outdir);
+		ls_rm_tree(cfg->outdir);
 }
 
 /* ---- workers ---- */
@@ -222,7 +222,7 @@ struct supervisor {
 
 /* What for=Nstale means for this worker: its protocol's stale age, or for the
  * controls that never reclaim (flock, none) their nominal stale_ms param. */
-static int64_t fault_stale_ms(const struct lock *lk)
+int64_t driver_fault_stale_ms(const struct lock *lk)
 {
 	int64_t st = lk->ops->stale_ms(lk);
 	if (st != LS_NEVER)
@@ -265,7 +265,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.fstate = &sv->arena->w[id].fstate,
 		.rng = &w.rng,
 		.lock_path = w.lock.path,
-		.stale_ms = fault_stale_ms(&w.lock),
+		.stale_ms = driver_fault_stale_ms(&w.lock),
 		.op = &w.op,
 		.trace = cfg->trace,
 		.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,

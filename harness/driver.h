@@ -32,6 +32,13 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len);
 
+/* Remove PATH and everything under it (no symlink is followed); 0 or -1. */
+int ls_rm_tree(const char *path);
+/* What for=Nstale means for a worker: its protocol's stale age, or for the
+ * controls that never reclaim (flock, none) their nominal stale_ms param. */
+struct lock;
+int64_t driver_fault_stale_ms(const struct lock *lk);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,12 +87,23 @@ static uint64_t journal_local_seq(void)
 
 uint64_t (*journal_next_seq)(void) = journal_local_seq;
 const char *(*journal_point_name)(uint64_t hash);
+uint64_t (*journal_clock_ns)(void);
+
+void journal_open_mem(struct journal *j, struct journal_mem *m, unsigned worker, int32_t pid)
+{
+	memset(j, 0, sizeof *j);
+	j->fd = -1;
+	j->worker = (uint16_t)worker;
+	j->pid = pid;
+	j->mem = m;
+}
 
 int journal_open(struct journal *j, const char *path, unsigned worker)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
 	j->map = NULL;
+	j->mem = NULL;
 	j->fd = -1;
 	j->worker = (uint16_t)worker;
 	j->pid = (int32_t)getpid();
@@ -149,6 +160,7 @@ static int journal_map_window(struct journal *j, uint64_t at)
 int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
 {
 	j->map = NULL;
+	j->mem = NULL;
 	j->fd = -1;
 	j->worker = (uint16_t)worker;
 	j->pid = (int32_t)getpid();
@@ -169,6 +181,7 @@ int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
 
 void journal_close(struct journal *j)
 {
+	j->mem = NULL;
 	if (j->map) {
 		int saved = errno;
 		uint64_t end = j->map_off + j->pos;
@@ -222,13 +235,22 @@ int journal_write(struct journal *j, struct jrec *r)
 {
 	ssize_t k;
 
-	if (j->fd < 0) {
+	if (j->fd < 0 && !j->mem) {
 		errno = EBADF;
 		return -1;
 	}
 	r->magic = JOURNAL_MAGIC;
 	r->pad = 0;
 	r->check = journal_checksum(r);
+	if (j->mem) {
+		if (j->mem->n >= j->mem->cap) {
+			j->mem->dropped++;
+			errno = ENOSPC;
+			return -1;
+		}
+		j->mem->rec[j->mem->n++] = *r;
+		return 0;
+	}
 	if (j->map) {
 		if (j->pos + sizeof *r > JOURNAL_WINDOW && journal_map_window(j, j->map_off + j->pos) < 0)
 			return -1;
@@ -261,7 +283,7 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 	struct timespec ts;
 	uint64_t seq;
 
-	if (j->fd < 0)
+	if (j->fd < 0 && !j->mem)
 		return 0;
 	memset(&r, 0, sizeof r);
 	r.type = (uint16_t)type;
@@ -276,8 +298,12 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 	 * by more than the gap between these two calls. */
 	seq = journal_next_seq();
 	r.seq = seq;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	r.ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (journal_clock_ns) {
+		r.ns = journal_clock_ns();
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r.ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	if (journal_write(j, &r) < 0)
 		seq = 0;
 	errno = saved;

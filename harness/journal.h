@@ -82,6 +82,18 @@ struct journal {
 	unsigned char *map;   /* mapped mode: the current window of the file, else NULL */
 	uint64_t map_off;     /* file offset of the window */
 	size_t pos;           /* next record's offset inside the window */
+	struct journal_mem *mem; /* memory mode (explore): records go to a shared buffer */
+};
+
+/* Memory mode: every worker of one explore execution appends to one buffer
+ * in a shared mapping.  Only one worker runs at a time there, so the buffer
+ * is in seq order as written; it is what the checker reads. */
+struct journal_mem {
+	uint32_t n;           /* records written */
+	uint32_t cap;
+	uint32_t dropped;     /* records that did not fit */
+	uint32_t pad;
+	struct jrec rec[];
 };
 
 /* Mapped journals grow in windows of this many bytes (a multiple of the page
@@ -100,6 +112,8 @@ int journal_open(struct journal *j, const char *path, unsigned worker);
  * zeros after its last record, which readers skip (they are not a torn
  * tail).  Reopening appends after the last valid record. */
 int journal_open_mapped(struct journal *j, const char *path, unsigned worker);
+/* Memory mode (see struct journal_mem); journal_close only detaches. */
+void journal_open_mem(struct journal *j, struct journal_mem *m, unsigned worker, int32_t pid);
 void journal_close(struct journal *j);
 /* Write one record; seq and ns are taken here.  Returns the record's seq, or 0
  * if it could not be written; errno is left as the caller had it either way. */
@@ -123,6 +137,9 @@ void journal_print_json(FILE *f, const struct jrec *r);
 
 /* The sequence source: journal_log uses this; the arena installs it. */
 extern uint64_t (*journal_next_seq)(void);
+/* The record time source: NULL is CLOCK_MONOTONIC; explore installs its
+ * virtual clock. */
+extern uint64_t (*journal_clock_ns)(void);
 /* Optional: names a point from its hash (EV_FAULT b, EV_STEP a, EV_LIVENESS a)
  * in journal_print_json and the checker's examples; NULL prints hashes only. */
 extern const char *(*journal_point_name)(uint64_t hash);

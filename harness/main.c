@@ -16,6 +16,7 @@
 #include "pyscript.h"
 #include "compare.h"
 #include "scenario.h"
+#include "explore.h"
 
 static const char usage[] =
 	"usage: lockstorm COMMAND [options]\n"
@@ -25,6 +26,9 @@ static const char usage[] =
 	"  check    OUTDIR: re-derive the verdict of a kept run (run -o OUTDIR) from its files\n"
 	"  dump     OUTDIR: print every journal record of a kept run as JSON lines\n"
 	"  list     protocols | workloads | points [-p PROTO] | faults\n"
+	"  explore  [-p ..] [-n ..] [--ops N] [--strategy random|pct:d=N|dfs:preempt=N]: search the\n"
+	"           interleavings of the workers' steps (virtual time), shrink a failure to a story\n"
+	"  replay   CEXFILE [--full] [--trace]: re-run a saved counterexample step for step\n"
 	"  exec     [--fault SPEC].. [-s SEED] [--log FILE] -- CMD [ARGS]: run any program under\n"
 	"           the preload fault shim and print what was injected\n"
 	"  report   OUTDIR --html FILE [--markdown FILE]: one self-contained HTML page (plots\n"
@@ -226,7 +230,9 @@ int main(int argc, char **argv)
 		return compare_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "scenario"))
 		return scenario_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "explore") || !strcmp(cmd, "replay"))
-		return usage_error("'%s' is not in this build yet (see lockstorm --help)", cmd);
-	return usage_error("unknown command '%s' (run, check, dump, list, exec; see lockstorm --help)", cmd);
+	if (!strcmp(cmd, "explore"))
+		return explore_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "replay"))
+		return replay_main(argc - 1, argv + 1);
+	return usage_error("unknown command '%s' (see lockstorm --help)", cmd);
 }

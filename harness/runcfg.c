@@ -113,6 +113,16 @@ static int set_workload(struct run_config *cfg, const char *name, char *why, siz
 	return 0;
 }
 
+int runcfg_set_protocols(struct run_config *cfg, const char *list, char *why, size_t len)
+{
+	return set_protocols(cfg, list, why, len);
+}
+
+int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, size_t len)
+{
+	return set_workload(cfg, name, why, len);
+}
+
 static int parse_u64_arg(const char *s, uint64_t *out)
 {
 	char *end;

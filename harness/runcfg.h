@@ -31,6 +31,9 @@ int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker);
 int64_t runcfg_budget_ms(const struct run_config *cfg, unsigned worker);
 /* Is NAME a point some protocol of this run, its workload or the fs points define (glob allowed)? */
 int runcfg_point_known(const struct run_config *cfg, const char *glob);
+/* -p A,B and -w NAME as `run` takes them (explore shares them). */
+int runcfg_set_protocols(struct run_config *cfg, const char *list, char *why, size_t len);
+int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, size_t len);
 extern const char runcfg_run_usage[];
 
 #ifdef __cplusplus

@@ -140,6 +140,11 @@ struct ap_cache {
 };
 static struct ap_cache ap_cache;
 
+static void ap_reset(void)
+{
+	memset(&ap_cache, 0, sizeof ap_cache);
+}
+
 struct ap_paths {
 	char primary[PATH_MAX];
 	char legacy[PATH_MAX + 16];
@@ -746,4 +751,5 @@ const struct workload_ops append_workload = {
 	.flags = WL_CHECK_SEQ,
 	.setup = ap_setup,
 	.op = ap_op,
+	.reset = ap_reset,
 };

@@ -97,6 +97,11 @@ struct gn_kept {
 };
 static struct gn_kept gn_kept;
 
+static void gn_reset(void)
+{
+	memset(&gn_kept, 0, sizeof gn_kept);
+}
+
 struct gn_paths {
 	char tree[PATH_MAX + 16];
 	char gen[PATH_MAX + 16];
@@ -308,4 +313,5 @@ const struct workload_ops generation_workload = {
 	.flags = WL_CHECK_STALE_READ,
 	.setup = gn_setup,
 	.op = gn_op,
+	.reset = gn_reset,
 };

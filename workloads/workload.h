@@ -53,6 +53,9 @@ struct workload_ops {
 	int (*setup)(const struct run_config *cfg, const char *state_file);
 	/* Worker: one operation. 0 done (whatever the lock said), -1 the harness failed (errno). */
 	int (*op)(struct worker *w);
+	/* Optional, worker: forget per-process caches (explore runs many
+	 * executions in one worker process). */
+	void (*reset)(void);
 };
 
 extern const struct workload_ops *const workload_registry[];

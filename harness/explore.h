@@ -1,0 +1,49 @@
+/*
+ * explore.h - `lockstorm explore` and `lockstorm replay`: deterministic
+ * interleavings of the workers' file-system steps (harness/sched.h), with
+ * virtual time, stalls and crashes as scheduler choices, random / PCT /
+ * bounded-DFS strategies, counterexamples shrunk to a short story, and
+ * exact replay.  docs/explore.md is the user's page.
+ *
+ * One execution: an empty directory, N forked workers each running OPS
+ * operations of the workload; at every decision the controller lists the
+ * options (run worker w, stall w, crash w), a strategy picks one, and the
+ * pick is recorded.  Option 0 is always the default: keep running the worker
+ * that ran last, else the lowest-numbered one that can run.  A run is
+ * therefore fully described by its deviations from the default (decision
+ * index + option), which is what counterexample files hold and what the
+ * shrinker minimises.
+ */
+#ifndef LS_EXPLORE_H
+#define LS_EXPLORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum xkind { XK_RUN, XK_STALL, XK_CRASH };
+
+/* One deviation from the default schedule: at decision `at`, do `kind` to worker `w`. */
+struct xchoice {
+	uint32_t at;
+	uint8_t kind;
+	uint8_t w;
+};
+
+/* Delta debugging (Zeller & Hildebrandt): shrink ITEMS (n elements of SIZE
+ * bytes, in place) to a 1-minimal subsequence for which pred still holds.
+ * pred must hold for the input.  Returns the new count. */
+size_t explore_ddmin(void *items, size_t n, size_t size,
+		     int (*pred)(void *ctx, const void *items, size_t n), void *ctx);
+
+/* The commands; argv after the command name.  Exit codes as everywhere. */
+int explore_main(int argc, char **argv);
+int replay_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,279 @@
+/*
+ * sched.c - the explorer's step scheduler (see sched.h).
+ *
+ * Hand-off is two futex words: a worker bumps `ctl` and wakes the controller
+ * when it yields, then waits on its own `grant`; the controller bumps that
+ * worker's `grant` and wakes it.  Both sides spin a few microseconds before
+ * they sleep (the default schedule grants the worker that just yielded, and
+ * a step takes microseconds), and a wake-up is a system call only when the
+ * other side really sleeps.  Nobody sleeps on a timer, except the
+ * controller's wait, which has a real-time timeout only to notice a worker
+ * that died or hangs outside the seam.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../faults/fsx.h"
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+static int SPIN = -1; /* checks before sleeping: a few microseconds */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Wait until *word != old: spin, then sleep with *asleep set so the other
+ * side knows to wake us.  (asleep is set before the last look: either we see
+ * the change or the changer sees asleep.) */
+static void wait_change(_Atomic uint32_t *word, uint32_t old, _Atomic uint32_t *asleep)
+{
+	for (int i = 0; i < SPIN; i++) {
+		if (atomic_load_explicit(word, memory_order_acquire) != old)
+			return;
+		cpu_relax();
+	}
+	while (atomic_load(word) == old) {
+		atomic_store(asleep, 1);
+		if (atomic_load(word) == old)
+			futex(word, FUTEX_WAIT, old, NULL);
+		atomic_store(asleep, 0);
+	}
+}
+
+static void bump_and_wake(_Atomic uint32_t *word, _Atomic uint32_t *asleep)
+{
+	atomic_fetch_add(word, 1);
+	if (atomic_load(asleep))
+		futex(word, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* ---- controller ---- */
+
+static size_t sched_size(uint32_t rec_cap)
+{
+	return sizeof(struct sched) + (size_t)rec_cap * sizeof(struct jrec);
+}
+
+struct sched *sched_create(unsigned n, uint32_t rec_cap)
+{
+	if (SPIN < 0)
+		SPIN = getenv("LS_SPIN") ? atoi(getenv("LS_SPIN")) : 4000;
+	if (n == 0 || n > SCHED_MAX_WORKERS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct sched *s = mmap(NULL, sched_size(rec_cap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			       -1, 0);
+	if (s == MAP_FAILED)
+		return NULL;
+	s->jmem.cap = rec_cap;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		atomic_store(&s->w[i].state, SS_DONE);
+	sched_reset(s, n, 1);
+	return s;
+}
+
+void sched_destroy(struct sched *s)
+{
+	if (s)
+		munmap(s, sched_size(s->jmem.cap));
+}
+
+void sched_reset(struct sched *s, unsigned n, unsigned ops)
+{
+	s->n = n;
+	s->ops = ops;
+	atomic_store(&s->now_ns, 0);
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++) {
+		struct sched_slot *w = &s->w[i];
+		w->op_no = 0;
+		w->fsop = 0;
+		w->started = 0;
+		w->result = 0;
+		w->err = 0;
+		w->wake_ns = 0;
+		w->point = NULL;
+		w->path[0] = w->path2[0] = '\0';
+	}
+	s->jmem.n = 0;
+	s->jmem.dropped = 0;
+}
+
+static int quiet(struct sched *s)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		uint32_t st = atomic_load(&s->w[i].state);
+		if (st == SS_RUNNING || (st == SS_IDLE && s->w[i].pid))
+			return 0;
+	}
+	return 1;
+}
+
+int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead)
+{
+	*dead = -1;
+	int waited = 0;
+	for (int i = 0; i < SPIN; i++) {
+		if (quiet(s))
+			return 0;
+		cpu_relax();
+	}
+	for (;;) {
+		uint32_t c = atomic_load(&s->ctl);
+		if (quiet(s))
+			return 0;
+		atomic_store(&s->ctl_asleep, 1);
+		if (quiet(s)) {
+			atomic_store(&s->ctl_asleep, 0);
+			return 0;
+		}
+		struct timespec ts = { 0, 100 * 1000000L };
+		long fr = futex(&s->ctl, FUTEX_WAIT, c, &ts);
+		int ferr = errno;
+		atomic_store(&s->ctl_asleep, 0);
+		if (fr == -1 && ferr == ETIMEDOUT) {
+			waited += 100;
+			/* a worker that died outside a yield never bumps ctl */
+			for (unsigned i = 0; i < s->n; i++) {
+				uint32_t st = atomic_load(&s->w[i].state);
+				if ((st == SS_RUNNING || st == SS_IDLE) && s->w[i].pid &&
+				    waitpid(s->w[i].pid, NULL, WNOHANG) == s->w[i].pid) {
+					s->w[i].pid = 0;
+					atomic_store(&s->w[i].state, SS_DONE);
+					*dead = (int)i;
+					errno = ECHILD;
+					return -1;
+				}
+			}
+			if (waited >= timeout_ms) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+		}
+	}
+}
+
+void sched_grant(struct sched *s, unsigned w)
+{
+	struct sched_slot *sl = &s->w[w];
+	atomic_store(&sl->state, SS_RUNNING);
+	bump_and_wake(&sl->grant, &sl->asleep);
+}
+
+/* ---- worker ---- */
+
+static struct sched *me_s;
+static struct sched_slot *me;
+
+void sched_attach(struct sched *s, unsigned id)
+{
+	me_s = s;
+	me = &s->w[id];
+}
+
+static void copy_path(char *dst, const char *src)
+{
+	if (!src) {
+		dst[0] = '\0';
+		return;
+	}
+	size_t len = strlen(src);
+	if (len >= SCHED_PATH) /* keep the tail: it names the object */
+		src += len - (SCHED_PATH - 1);
+	memcpy(dst, src, strlen(src) + 1);
+}
+
+/* Announce STATE and sleep until granted. */
+static void yield(uint32_t state)
+{
+	uint32_t g = atomic_load(&me->grant);
+	atomic_store(&me->state, state);
+	bump_and_wake(&me_s->ctl, &me_s->ctl_asleep);
+	wait_change(&me->grant, g, &me->asleep);
+}
+
+void sched_step(int fsop, const char *path, const char *path2)
+{
+	me->fsop = (uint16_t)fsop;
+	copy_path(me->path, path);
+	copy_path(me->path2, path2);
+	yield(SS_STEP);
+}
+
+void sched_result(int r, int err)
+{
+	me->result = r;
+	me->err = r < 0 ? err : 0;
+}
+
+void sched_sleep(int64_t ms)
+{
+	int64_t now = atomic_load(&me_s->now_ns);
+	me->fsop = FSX_SLEEP;
+	me->path[0] = me->path2[0] = '\0';
+	me->wake_ns = now + (ms > 0 ? ms : 0) * 1000000LL;
+	me->result = 0;
+	me->err = 0;
+	yield(SS_SLEEP);
+}
+
+void sched_block(void)
+{
+	yield(SS_BLOCKED);
+}
+
+void sched_point(const char *name)
+{
+	me->point = name;
+	uint64_t h = fsx_point_hash(name);
+	size_t i = h % SCHED_POINTS;
+	for (size_t k = 0; k < SCHED_POINTS; k++, i = (i + 1) % SCHED_POINTS) {
+		if (me_s->points[i] == h)
+			return;
+		if (!me_s->points[i]) {
+			me_s->points[i] = h;
+			atomic_fetch_add(&me_s->npoints, 1);
+			return;
+		}
+	}
+}
+
+void sched_finish(void)
+{
+	yield(SS_DONE);
+}
+
+int64_t sched_now_ns(void)
+{
+	return atomic_load(&me_s->now_ns);
+}
+
+int64_t sched_now_ms(void)
+{
+	return SCHED_EPOCH_MS + atomic_load(&me_s->now_ns) / 1000000;
+}
+
+int sched_pid_alive(pid_t pid)
+{
+	if (pid < SCHED_VPID_BASE || pid >= SCHED_VPID_BASE + (pid_t)me_s->n)
+		return -1;
+	return atomic_load(&me_s->w[pid - SCHED_VPID_BASE].state) != SS_DONE;
+}

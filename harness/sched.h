@@ -1,0 +1,122 @@
+/*
+ * sched.h - the explorer's step scheduler across worker processes.
+ *
+ * In explore mode every fsx call of a worker is a yield point: the worker
+ * announces the step it is about to take (call, path, the last protocol
+ * point it passed) in its slot of a shared mapping and waits on a futex for
+ * a grant.  The controller (the explorer process) waits until no worker is
+ * running, picks one, grants it, and waits again: exactly one worker takes
+ * one step at a time, so the order of file-system steps across workers is
+ * the controller's choice and nothing else's.
+ *
+ * Time is virtual.  sched_now_ns is a shared clock the controller moves:
+ * +1 us per granted step, to the next wake-up when every worker sleeps, and
+ * by a chosen multiple of the stale age when it stalls a worker.  A worker's
+ * sleep is a step it cannot take before the clock reaches its wake time.
+ *
+ * Worker side (called by fsx once fsx_bind saw a binding with .sched):
+ *   sched_step(op, path, path2)  announce and wait for the grant
+ *   sched_result(r, err)         what the granted step returned (story)
+ *   sched_sleep(ms)              wait until the virtual clock passes now+ms
+ *   sched_block()                a step found its object busy (flock): wait
+ *                                until another worker moves or time passes
+ *   sched_point(name)            coverage; the label of the next step
+ *   sched_finish()               this execution's work is done: wait until
+ *                                the controller starts the next one
+ * Controller side: sched_create, sched_reset, sched_wait_quiet, sched_grant.
+ *
+ * Worker processes outlive an execution: one that finished its operations
+ * waits in sched_finish (SS_DONE) and is started again for the next one (a
+ * fork and an exit cost more than a whole execution); one that was killed
+ * is replaced by a fresh fork.  Everything an execution needs is set up
+ * again at its start, so a reused process and a fresh one behave the same.
+ */
+#ifndef LS_SCHED_H
+#define LS_SCHED_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+#define _Atomic
+#else
+#include <stdatomic.h>
+#endif
+
+#include "journal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SCHED_MAX_WORKERS 16
+#define SCHED_PATH 160
+#define SCHED_POINTS 1024      /* coverage: distinct points one exploration can tell apart */
+#define SCHED_VPID_BASE 2000   /* worker i is pid SCHED_VPID_BASE + i to the protocols */
+#define SCHED_EPOCH_MS 1767225600000LL /* virtual 0 is 2026-01-01T00:00:00Z */
+
+enum sched_state {
+	SS_IDLE,      /* not started, or between grant and its first yield: running */
+	SS_RUNNING,   /* granted: runs until its next yield */
+	SS_STEP,      /* announced a step, waits for the grant */
+	SS_SLEEP,     /* waits for the clock to reach wake_ns */
+	SS_BLOCKED,   /* waits for any other worker's step or the clock */
+	SS_DONE,      /* finished this execution (or was killed: pid 0); waits for the next */
+};
+
+struct sched_slot {
+	_Atomic uint32_t state;
+	_Atomic uint32_t grant;      /* futex the worker waits on: +1 per grant */
+	_Atomic uint32_t asleep;     /* the worker sleeps on grant: the grant must wake it */
+	int32_t pid;                 /* real pid */
+	uint32_t op_no;              /* the worker's op number at its yield */
+	uint16_t fsop;               /* enum fsx_op of the announced step */
+	uint16_t started;
+	int32_t result, err;         /* the last granted step's outcome */
+	int64_t wake_ns;             /* SS_SLEEP */
+	const char *point;           /* last fsx_point passed (a literal: same address everywhere) */
+	char path[SCHED_PATH];
+	char path2[SCHED_PATH];
+} __attribute__((aligned(64)));
+
+struct sched {
+	_Atomic uint32_t ctl;        /* futex the controller waits on: bumped at each yield */
+	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
+	_Atomic int64_t now_ns;      /* the virtual clock */
+	unsigned n;                  /* workers in this execution */
+	unsigned ops;                /* operations per worker in this execution */
+	_Atomic uint32_t npoints;
+	uint64_t points[SCHED_POINTS]; /* point hashes seen (coverage), open addressing */
+	struct sched_slot w[SCHED_MAX_WORKERS];
+	struct journal_mem jmem;     /* must be last: its records follow */
+};
+
+/* ---- controller ---- */
+struct sched *sched_create(unsigned n, uint32_t rec_cap);
+void sched_destroy(struct sched *s);
+/* Before each execution: clock at 0, journal empty, the slots' step
+ * fields cleared (live worker processes and coverage are kept). */
+void sched_reset(struct sched *s, unsigned n, unsigned ops);
+/* Wait until no worker runs.  Returns 0, or -1 (errno ETIMEDOUT) when some
+ * worker ran longer than timeout_ms of real time, or one that was not done
+ * died (*dead gets its index then, else -1). */
+int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead);
+void sched_grant(struct sched *s, unsigned w);
+
+/* ---- worker ---- */
+void sched_attach(struct sched *s, unsigned id);
+void sched_step(int fsop, const char *path, const char *path2);
+void sched_result(int r, int err);
+void sched_sleep(int64_t ms);
+void sched_block(void);
+void sched_point(const char *name);
+void sched_finish(void);
+int64_t sched_now_ns(void);
+int64_t sched_now_ms(void);   /* wall-clock ms: SCHED_EPOCH_MS + now */
+/* Is pid one of this execution's workers, and alive?  -1: not a worker's pid. */
+int sched_pid_alive(pid_t pid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
