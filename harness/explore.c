@@ -67,6 +67,7 @@ struct xcfg {
 	char dir[PATH_MAX];      /* where our work directory is made */
 	char json[PATH_MAX];
 	int quiet, verbose, no_shrink;
+	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
 };
 
 /* One line of an execution: a granted step, a stall or a crash. */
@@ -604,14 +605,14 @@ static void x_check(struct explorer *ex, struct xexec *x)
 	free(final);
 	if (deadlock)
 		return;
-	if (!x->res.pass) {
-		x->outcome = XO_FAIL;
-		for (int i = 0; i < INV__COUNT; i++)
-			if (x->res.inv[i].applicable && x->res.inv[i].violations) {
-				x->inv = i;
-				break;
-			}
-	}
+	/* the first violated invariant among those asked for (--invariant) */
+	for (int i = 0; i < INV__COUNT && !x->res.pass; i++)
+		if (x->res.inv[i].applicable && x->res.inv[i].violations &&
+		    (!cfg->want || (cfg->want & (1u << i)))) {
+			x->outcome = XO_FAIL;
+			x->inv = i;
+			break;
+		}
 }
 
 /* ---- strategies ---- */
@@ -895,24 +896,30 @@ static unsigned shrink(struct explorer *ex, struct xexec *x)
 	memcpy(dev, x->dev, ndev * sizeof *dev);
 	for (int pass = 0; pass < 3; pass++) {
 		int changed = 0;
-		while (c.n > 1) { /* the last worker out, with its deviations */
+		/* one worker fewer: any of them when all run one protocol (the
+		 * others are renumbered), else the last (revisions go by number) */
+		for (unsigned drop = c.n; drop-- > 0 && c.n > 1;) {
+			if (ex->cfg->run.nproto > 1 && drop != c.n - 1)
+				continue;
 			struct xchoice *fewer = malloc((ndev + 1) * sizeof *fewer);
 			size_t k = 0;
 			if (!fewer)
 				break;
 			for (size_t i = 0; i < ndev; i++)
-				if (dev[i].w < c.n - 1)
-					fewer[k++] = dev[i];
+				if (dev[i].w != drop) {
+					fewer[k] = dev[i];
+					fewer[k++].w -= dev[i].w > drop;
+				}
 			c.n--;
 			if (shrink_pred(&c, fewer, k)) {
 				free(dev);
 				dev = fewer;
 				ndev = k;
 				changed = 1;
+				drop = c.n; /* again from the top */
 			} else {
 				c.n++;
 				free(fewer);
-				break;
 			}
 		}
 		while (c.ops > 1) {
@@ -974,20 +981,26 @@ static int in_dir(const char *dir, const char *p)
 	return dir[0] && !strncmp(p, dir, l) && p[l] == '/' && !strchr(p + l + 1, '/');
 }
 
-/* Could the order of these two steps of different workers matter? */
-static int conflict(const struct xstep *a, const struct xstep *b)
+/* Steps that only look: their order among themselves does not matter. */
+static int looks_only(const struct xstep *a)
 {
-	if (a->kind != XK_RUN || b->kind != XK_RUN)
+	return a->state == SS_SLEEP || a->fsop == FSX_STAT || a->fsop == FSX_LIST || a->fsop == FSX_READ ||
+	       a->fsop == FSX_KILL || a->fsop == FSX_SLEEP || a->fsop == FSX_NOW || a->fsop == FSX_POINT;
+}
+
+/* Can the earlier step A (of another worker) have changed what the later
+ * step B saw or did?  When A changes an object B touches (or a directory B
+ * lists).  A read before a write is no such dependency. */
+static int affects(const struct xstep *a, const struct xstep *b)
+{
+	if (a->kind != XK_RUN || b->kind != XK_RUN || looks_only(a))
 		return 0;
 	if (same_path(a->path, b->path) || same_path(a->path, b->path2) || same_path(a->path2, b->path) ||
 	    same_path(a->path2, b->path2))
 		return 1;
 	if (a->fsop == FSX_LIST && (in_dir(a->path, b->path) || in_dir(a->path, b->path2)))
 		return 1;
-	if (b->fsop == FSX_LIST && (in_dir(b->path, a->path) || in_dir(b->path, a->path2)))
-		return 1;
-	/* a pid check sees the other worker's life */
-	return a->fsop == FSX_KILL || b->fsop == FSX_KILL;
+	return b->fsop == FSX_LIST && (in_dir(b->path, a->path) || in_dir(b->path, a->path2));
 }
 
 static long step_of_seq(const struct explorer *ex, const struct xexec *x, uint64_t seq)
@@ -1006,7 +1019,7 @@ static long step_of_seq(const struct explorer *ex, const struct xexec *x, uint64
 
 /* Mark the steps the violation depends on: the steps that wrote the records
  * its first example names, and everything before them in the same worker or
- * in conflict with them (happens-before), and every stall and crash. */
+ * that changed what they touched (happens-before), and every stall and crash. */
 static size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned char *keep)
 {
 	memset(keep, 0, x->nstep);
@@ -1021,6 +1034,18 @@ static size_t story_slice(const struct explorer *ex, const struct xexec *x, unsi
 					cut = k;
 			}
 		}
+		/* judged on the final state: the last step that changed it is evidence too */
+		if (x->inv == INV_NO_LOST_WRITES || x->inv == INV_STATE_INTACT || x->inv == INV_JOURNAL_SEQ)
+			for (long k = (long)x->nstep - 1; k >= 0; k--) {
+				const struct xstep *st = &x->step[k];
+				if (st->kind == XK_RUN && !looks_only(st) &&
+				    (!strcmp(st->path, ex->state_file) || !strcmp(st->path2, ex->state_file))) {
+					keep[k] = 1;
+					if (k > cut)
+						cut = k;
+					break;
+				}
+			}
 	}
 	if (cut < 0) { /* nothing to anchor on: the whole execution */
 		memset(keep, 1, x->nstep);
@@ -1032,7 +1057,7 @@ static size_t story_slice(const struct explorer *ex, const struct xexec *x, unsi
 		if (!keep[k])
 			continue;
 		for (long j = k - 1; j >= 0; j--)
-			if (x->step[j].w == x->step[k].w || conflict(&x->step[j], &x->step[k]))
+			if (x->step[j].w == x->step[k].w || affects(&x->step[j], &x->step[k]))
 				keep[j] = 1;
 	}
 	return (size_t)cut + 1;
@@ -1323,6 +1348,8 @@ static const char explore_usage[] =
 	"      --max-crashes N      crashes per schedule (default 1)\n"
 	"      --stall K            a stall moves the clock K x the stale age (default 1.5)\n"
 	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
+	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
+	"                           no-lost-writes to find a lost write where a double holder comes first\n"
 	"      --no-shrink          save failures as found\n"
 	"  -o, --out DIR            write counterexamples as DIR/cex-N.json (default ./explore-out,\n"
 	"                           made only when something is found)\n"
@@ -1346,7 +1373,7 @@ static const char replay_usage[] =
 	"      2 bad input, 3 the harness failed\n";
 
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
-       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE };
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT };
 
 static int xfail(char *why, size_t len, const char *fmt, ...)
 {
@@ -1417,6 +1444,30 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 	return 0;
 }
 
+/* "no-lost-writes,zombie-write" -> a bit per invariant */
+static int parse_invariants(const char *list, unsigned *want, char *why, size_t len)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", list);
+	*want = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+		for (int i = 0; i < INV__COUNT; i++)
+			if (!strcmp(t, check_inv_name((enum inv_id)i)))
+				found = i;
+		if (found < 0) {
+			char names[256];
+			size_t n = 0;
+			for (int i = 0; i < INV__COUNT; i++)
+				n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+						      i ? ", " : "", check_inv_name((enum inv_id)i));
+			return xfail(why, len, "--invariant %s: unknown invariant '%s' (known: %s)", list, t, names);
+		}
+		*want |= 1u << found;
+	}
+	return *want ? 0 : xfail(why, len, "--invariant needs a name");
+}
+
 /* 0 ok, 1 --help printed, -1 bad usage (why). */
 static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 {
@@ -1436,6 +1487,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 		{ "stall", required_argument, NULL, OPT_STALL },
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 		{ "no-shrink", no_argument, NULL, OPT_NO_SHRINK },
+		{ "invariant", required_argument, NULL, OPT_INVARIANT },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "dir", required_argument, NULL, OPT_DIR },
@@ -1527,6 +1579,10 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case OPT_NO_SHRINK:
 			c->no_shrink = 1;
+			break;
+		case OPT_INVARIANT:
+			if (parse_invariants(optarg, &c->want, why, len))
+				return -1;
 			break;
 		case 'o':
 			if (strlen(optarg) >= sizeof c->outdir - 32)
@@ -1965,6 +2021,9 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		cfg->max_steps = (unsigned)json_integer_value(json_object_get(o, "max_steps"));
 	if (!(cfg->stall_mult > 0) || cfg->max_steps < 10)
 		return xfail(why, len, "%s: bad stall or max_steps", path);
+	const char *inv = json_string_value(json_object_get(o, "invariant"));
+	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))
+		return -1;
 	json_t *ch = json_object_get(o, "choices");
 	if (!json_is_array(ch))
 		return xfail(why, len, "%s: no choices", path);
