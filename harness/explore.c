@@ -132,6 +132,8 @@ struct explorer {
 	size_t npairs;
 	uint64_t execs, steps;
 	uint32_t kest;           /* decisions one execution makes (largest seen) */
+	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
+	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
 };
 
@@ -208,6 +210,14 @@ static void xexec_free(struct xexec *x)
 static void x_worker_exec(struct explorer *ex, unsigned id)
 {
 	struct xcfg *cfg = ex->cfg;  /* this process's copy */
+	if (ex->body) {
+		struct fsx_binding b = { .worker = id, .arena = ex->arena, .stale_ms = ex->stall_base[id],
+					 .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s };
+		fsx_bind(&b);
+		ex->body(id, ex->store, ex->body_arg);
+		fsx_unbind();
+		return;
+	}
 	cfg->run.workers = ex->s->n;
 	unsigned ops = ex->s->ops;
 	static struct worker w;
@@ -337,7 +347,7 @@ static int x_exec(struct explorer *ex, unsigned n, unsigned ops, xchoose choose,
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, ops);
 	arena_reset(ex->arena);
-	if (ex->cfg->run.workload->setup(&ex->cfg->run, ex->state_file) != 0)
+	if (!ex->body && ex->cfg->run.workload->setup(&ex->cfg->run, ex->state_file) != 0)
 		return x_harness(x, "workload setup: %s", strerror(errno));
 	nftw(ex->store, stamp_entry, 16, FTW_PHYS); /* what setup made is as old as the clock */
 
@@ -536,7 +546,7 @@ static int x_exec(struct explorer *ex, unsigned n, unsigned ops, xchoose choose,
 	ex->steps += x->nstep;
 	if (x->decisions > ex->kest)
 		ex->kest = x->decisions;
-	if (x->outcome == XO_PASS || x->outcome == XO_FAIL) /* a schedule cut at the bound is not judged */
+	if (!ex->body && (x->outcome == XO_PASS || x->outcome == XO_FAIL)) /* a cut schedule is not judged */
 		x_check(ex, x);
 	return 0;
 fail:
@@ -2173,4 +2183,55 @@ out:
 	free(dev);
 	json_decref(root);
 	return rc;
+}
+
+/* ---- scripted executions (tests) ---- */
+
+int explore_script(const struct explore_script *sc, char ***lines, size_t *n, char *why, size_t len)
+{
+	*lines = NULL;
+	*n = 0;
+	if (!sc->workers || sc->workers > SCHED_MAX_WORKERS || !sc->body)
+		return xfail(why, len, "explore_script: 1 to %d workers and a body", SCHED_MAX_WORKERS);
+	static struct xcfg cfg;
+	xcfg_defaults(&cfg);
+	char w[256];
+	if (runcfg_set_protocols(&cfg.run, "none", w, sizeof w) || runcfg_resolve(&cfg.run, w, sizeof w))
+		return xfail(why, len, "%s", w);
+	cfg.run.workers = sc->workers;
+	cfg.stall_mult = sc->stall > 0 ? sc->stall : 1.5;
+	cfg.max_stalls = cfg.max_crashes = 16;
+	static struct explorer ex;
+	if (explorer_open(&ex, &cfg, why, len) != 0) {
+		explorer_close(&ex);
+		return -1;
+	}
+	ex.body = sc->body;
+	ex.body_arg = sc->arg;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		ex.stall_base[i] = sc->stale_ms > 0 ? sc->stale_ms : 10000;
+	struct xexec x = { 0 };
+	int rc = x_replay(&ex, sc->workers, 1, sc->choices, sc->nchoices, &x);
+	if (rc != 0) {
+		snprintf(why, len, "%s", x.why);
+	} else if (!(*lines = calloc(x.nstep + 1, sizeof **lines))) {
+		rc = xfail(why, len, "out of memory");
+	} else {
+		for (size_t k = 0; k < x.nstep; k++) {
+			char words[512];
+			step_words(&ex, &x.step[k], words, sizeof words);
+			(*lines)[k] = strdup(words);
+		}
+		*n = x.nstep;
+	}
+	xexec_free(&x);
+	explorer_close(&ex);
+	return rc;
+}
+
+void explore_lines_free(char **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
 }

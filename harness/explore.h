@@ -39,6 +39,23 @@ struct xchoice {
 size_t explore_ddmin(void *items, size_t n, size_t size,
 		     int (*pred)(void *ctx, const void *items, size_t n), void *ctx);
 
+/* A scripted execution (for tests of the scheduler): N workers each run
+ * BODY(id, dir, arg) under the scheduler - every fsx call a step, fsx time
+ * virtual - with the given deviations from the default schedule.  *lines
+ * gets one malloc'd line per step in the words of a story (free each and the
+ * array).  Returns 0, or -1 with why. */
+struct explore_script {
+	unsigned workers;                                  /* 1..16 */
+	void (*body)(unsigned id, const char *dir, void *arg);
+	void *arg;
+	const struct xchoice *choices;
+	size_t nchoices;
+	int64_t stale_ms;                                  /* what a stall's "1 stale" is */
+	double stall;                                      /* stall length in stale ages */
+};
+int explore_script(const struct explore_script *sc, char ***lines, size_t *n, char *why, size_t len);
+void explore_lines_free(char **lines, size_t n);
+
 /* The commands; argv after the command name.  Exit codes as everywhere. */
 int explore_main(int argc, char **argv);
 int replay_main(int argc, char **argv);

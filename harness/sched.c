@@ -75,7 +75,7 @@ static size_t sched_size(uint32_t rec_cap)
 struct sched *sched_create(unsigned n, uint32_t rec_cap)
 {
 	if (SPIN < 0)
-		SPIN = getenv("LS_SPIN") ? atoi(getenv("LS_SPIN")) : 4000;
+		SPIN = getenv("LOCKSTORM_SPIN") ? atoi(getenv("LOCKSTORM_SPIN")) : 50;
 	if (n == 0 || n > SCHED_MAX_WORKERS) {
 		errno = EINVAL;
 		return NULL;
