@@ -351,6 +351,14 @@ void fsx_point(const char *name)
 		log_event(EV_STEP, 0, (int64_t)fsx_point_hash(name), FSX_POINT, 0);
 }
 
+void fsx_yield(void)
+{
+	if (!bound || !xs || compound)
+		return;
+	sched_step(FSX_POINT, NULL, NULL);
+	sched_result(0, 0);
+}
+
 /* ---- lock-object ownership ---- */
 
 /* The lock object itself, or an entry directly inside it. */
@@ -635,7 +643,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 		VT(vt_stamp_fd(r));
 	if (r >= 0) {
 		win_note_open(r, path);
-		if (path_rules && r < WIN_FDS) {
+		if ((path_rules || xs) && r < WIN_FDS) { /* explore: the story names what a write touched */
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
 		}

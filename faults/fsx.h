@@ -86,6 +86,11 @@ int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness boo
  * seam keys its per-point caches by the name's address. */
 void fsx_point(const char *name);
 
+/* Explore mode only: a decision point that is no file-system call (the
+ * moment a worker holds the lock, so a protocol whose acquire makes no call,
+ * like none, still overlaps).  Elsewhere it does nothing. */
+void fsx_yield(void);
+
 /* FNV-1a 64 of a point name: how journals refer to points. */
 uint64_t fsx_point_hash(const char *name);
 

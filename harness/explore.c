@@ -53,6 +53,31 @@ enum { XO_PASS, XO_FAIL, XO_BOUND, XO_HARNESS };
 
 static const char *const kind_names[] = { "run", "stall", "crash" };
 
+/* How many workers, and how many operations each one runs. */
+struct xshape {
+	unsigned n;
+	unsigned ops[SCHED_MAX_WORKERS];
+};
+
+static struct xshape shape_even(unsigned n, unsigned ops)
+{
+	struct xshape sh = { n, { 0 } };
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		sh.ops[i] = ops;
+	return sh;
+}
+
+/* "2" when every worker runs 2 ops, else "2,1,2" */
+static void shape_ops(const struct xshape *sh, char *buf, size_t len)
+{
+	int even = 1;
+	for (unsigned i = 1; i < sh->n; i++)
+		even &= sh->ops[i] == sh->ops[0];
+	size_t k = 0;
+	for (unsigned i = 0; i < (even ? 1 : sh->n); i++)
+		k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%u", i ? "," : "", sh->ops[i]);
+}
+
 struct xcfg {
 	struct run_config run;   /* protocols, workload, workers, seed, params (time scale 1) */
 	unsigned ops;            /* operations per worker */
@@ -67,6 +92,7 @@ struct xcfg {
 	char dir[PATH_MAX];      /* where our work directory is made */
 	char json[PATH_MAX];
 	int quiet, verbose, no_shrink;
+	struct xshape replay_sh; /* replay: the file's workers and ops */
 	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
 };
 
@@ -87,7 +113,7 @@ struct xstep {
 };
 
 struct xexec {
-	unsigned n, ops;
+	struct xshape sh;
 	struct xchoice *dev;     /* deviations from the default, in decision order */
 	size_t ndev, capdev;
 	struct xstep *step;
@@ -219,7 +245,7 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 		return;
 	}
 	cfg->run.workers = ex->s->n;
-	unsigned ops = ex->s->ops;
+	unsigned ops = ex->s->ops[id];
 	static struct worker w;
 	memset(&w, 0, sizeof w);
 	w.id = id;
@@ -327,14 +353,15 @@ static void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_
 }
 
 static void x_check(struct explorer *ex, struct xexec *x);
+static void step_events(const struct explorer *ex, const struct xstep *st, int *holding, char *buf, size_t len);
 
 /* Run one execution of N workers x OPS ops; CHOOSE picks at every decision.
  * Returns 0 (x->outcome says how it ended) or -1 when the harness failed. */
-static int x_exec(struct explorer *ex, unsigned n, unsigned ops, xchoose choose, void *ctx, struct xexec *x)
+static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x)
 {
 	struct sched *s = ex->s;
-	x->n = n;
-	x->ops = ops;
+	const unsigned n = sh->n;
+	x->sh = *sh;
 	x->ndev = x->nstep = 0;
 	x->decisions = 0;
 	x->outcome = XO_PASS;
@@ -345,7 +372,7 @@ static int x_exec(struct explorer *ex, unsigned n, unsigned ops, xchoose choose,
 
 	if (ls_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
-	sched_reset(s, n, ops);
+	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
 	if (!ex->body && ex->cfg->run.workload->setup(&ex->cfg->run, ex->state_file) != 0)
 		return x_harness(x, "workload setup: %s", strerror(errno));
@@ -377,11 +404,24 @@ static int x_exec(struct explorer *ex, unsigned n, unsigned ops, xchoose choose,
 	}
 	if (x_quiet(ex, x))
 		goto fail;
-	/* start them one after another: each runs until its first step */
+	/* start them one after another: each runs until its first step; a
+	 * start that did more than start (a protocol whose acquire makes no
+	 * call holds already) is a line of the story */
 	for (unsigned i = 0; i < n; i++) {
+		uint32_t from = s->jmem.n;
 		sched_grant(s, i);
 		if (x_quiet(ex, x))
 			goto fail;
+		struct xstep probe = { .kind = XK_RUN, .w = (uint8_t)i, .state = SS_STEP, .fsop = FSX_OP_COUNT,
+				       .rec_from = from, .rec_to = s->jmem.n };
+		char ev[256];
+		int holding[SCHED_MAX_WORKERS] = { 0 };
+		step_events(ex, &probe, holding, ev, sizeof ev);
+		struct xstep *st = ev[0] ? push_step(x) : NULL;
+		if (st) {
+			memcpy(st, &probe, offsetof(struct xstep, path));
+			st->path[0] = st->path2[0] = '\0';
+		}
 	}
 
 	int current = -1, barred = -1;
@@ -588,7 +628,7 @@ static void x_check(struct explorer *ex, struct xexec *x)
 {
 	const struct xcfg *cfg = ex->cfg;
 	int64_t budget[SCHED_MAX_WORKERS];
-	for (unsigned i = 0; i < x->n; i++) /* a stall moves everyone's clock: it is not their wait */
+	for (unsigned i = 0; i < x->sh.n; i++) /* a stall moves everyone's clock: it is not their wait */
 		budget[i] = ex->budget_ms[i] == LS_NEVER ? LS_NEVER : ex->budget_ms[i] + x->stall_ms;
 	size_t flen = 0;
 	char *final = slurp(ex->state_file, &flen);
@@ -596,7 +636,7 @@ static void x_check(struct explorer *ex, struct xexec *x)
 	struct check_input in = {
 		.rec = ex->s->jmem.rec,
 		.n = ex->s->jmem.n,
-		.workers = x->n,
+		.workers = x->sh.n,
 		.stale_ms = ex->stale_ms,
 		.budget_ms = budget,
 		.proto_of = ex->proto_of,
@@ -816,11 +856,12 @@ static unsigned choose_replay(void *ctx, const struct xdec *d)
 	return 0;
 }
 
-static int x_replay(struct explorer *ex, unsigned n, unsigned ops, const struct xchoice *dev, size_t ndev,
+static int x_replay(struct explorer *ex, const struct xshape *sh, const struct xchoice *dev, size_t ndev,
 		    struct xexec *x)
 {
 	struct xreplay r = { dev, ndev, 0 };
-	return x_exec(ex, n, ops, choose_replay, &r, x);
+	struct xshape copy = *sh; /* sh may be x's own */
+	return x_exec(ex, &copy, choose_replay, &r, x);
 }
 
 /* Run X's own schedule again (its deviations are copied first: the run
@@ -831,7 +872,7 @@ static int x_rerun(struct explorer *ex, struct xexec *x)
 	if (!dev)
 		return -1;
 	memcpy(dev, x->dev, x->ndev * sizeof *dev);
-	int r = x_replay(ex, x->n, x->ops, dev, x->ndev, x);
+	int r = x_replay(ex, &x->sh, dev, x->ndev, x);
 	free(dev);
 	return r;
 }
@@ -875,77 +916,147 @@ size_t explore_ddmin(void *items, size_t n, size_t size,
 	return n;
 }
 
+static size_t story_len(const struct explorer *ex, const struct xexec *x);
+
 struct shrink_ctx {
 	struct explorer *ex;
-	unsigned n, ops;
+	struct xshape sh;
 	int inv;
+	size_t limit;            /* a candidate's story may not be longer */
+	size_t last_len;         /* the story length of the last passing candidate */
 	struct xexec tmp;
 	unsigned runs;
 };
 
+/* Does this candidate fail the same invariant with a story no longer than
+ * the best so far? */
 static int shrink_pred(void *ctx, const void *items, size_t k)
 {
 	struct shrink_ctx *c = ctx;
 	if (c->runs >= X_SHRINK_MAX || x_interrupted)
 		return 0;
 	c->runs++;
-	if (x_replay(c->ex, c->n, c->ops, items, k, &c->tmp) != 0)
+	if (x_replay(c->ex, &c->sh, items, k, &c->tmp) != 0)
 		return 0;
-	return c->tmp.outcome == XO_FAIL && c->tmp.inv == c->inv;
+	if (c->tmp.outcome != XO_FAIL || c->tmp.inv != c->inv)
+		return 0;
+	c->last_len = story_len(c->ex, &c->tmp);
+	return c->last_len <= c->limit;
 }
 
-/* Shrink the failing execution X in place (fewer workers, fewer ops, fewer
- * deviations) to one that fails the same invariant.  Returns replays spent. */
+/* DEV without worker DROP's deviations, the workers above it renumbered. */
+static struct xchoice *without_worker(const struct xchoice *dev, size_t ndev, unsigned drop, size_t *k)
+{
+	struct xchoice *out = malloc((ndev + 1) * sizeof *out);
+	*k = 0;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < ndev; i++)
+		if (dev[i].w != drop) {
+			out[*k] = dev[i];
+			out[(*k)++].w -= dev[i].w > drop;
+		}
+	return out;
+}
+
+/* Shrink the failing execution X in place to one that fails the same
+ * invariant with a story as short as it can find: each round tries every
+ * worker fewer (any of them when all run one protocol, the others
+ * renumbered; the last in a mixed fleet) and every worker with one op fewer,
+ * and takes the shortest story; when none is shorter, ddmin over the
+ * deviations, then the deviations that took effect.  X's journal must be the
+ * current one.  Returns replays spent. */
 static unsigned shrink(struct explorer *ex, struct xexec *x)
 {
-	struct shrink_ctx c = { ex, x->n, x->ops, x->inv, { 0 }, 0 };
+	struct shrink_ctx c = { .ex = ex, .sh = x->sh, .inv = x->inv };
+	c.limit = story_len(ex, x);
 	size_t ndev = x->ndev;
 	struct xchoice *dev = malloc((ndev + 1) * sizeof *dev);
 	if (!dev)
 		return 0;
 	memcpy(dev, x->dev, ndev * sizeof *dev);
-	for (int pass = 0; pass < 3; pass++) {
-		int changed = 0;
-		/* one worker fewer: any of them when all run one protocol (the
-		 * others are renumbered), else the last (revisions go by number) */
-		for (unsigned drop = c.n; drop-- > 0 && c.n > 1;) {
-			if (ex->cfg->run.nproto > 1 && drop != c.n - 1)
-				continue;
-			struct xchoice *fewer = malloc((ndev + 1) * sizeof *fewer);
-			size_t k = 0;
-			if (!fewer)
-				break;
-			for (size_t i = 0; i < ndev; i++)
-				if (dev[i].w != drop) {
-					fewer[k] = dev[i];
-					fewer[k++].w -= dev[i].w > drop;
-				}
-			c.n--;
-			if (shrink_pred(&c, fewer, k)) {
-				free(dev);
-				dev = fewer;
-				ndev = k;
-				changed = 1;
-				drop = c.n; /* again from the top */
+	for (int pass = 0; pass < 32; pass++) {
+		struct xchoice *best = NULL;
+		size_t best_n = 0, best_len = SIZE_MAX;
+		struct xshape best_sh = c.sh;
+		const struct xshape sh0 = c.sh;
+		/* cand < n: worker cand out; cand >= n: worker cand-n runs one op fewer */
+		for (unsigned cand = 0; cand < 2 * sh0.n; cand++) {
+			size_t k = ndev;
+			struct xchoice *cd;
+			c.sh = sh0;
+			if (cand < sh0.n) {
+				if (sh0.n < 2 || (ex->cfg->run.nproto > 1 && cand != sh0.n - 1))
+					continue;
+				cd = without_worker(dev, ndev, cand, &k);
+				c.sh.n--;
+				for (unsigned i = cand; i < c.sh.n; i++)
+					c.sh.ops[i] = sh0.ops[i + 1];
 			} else {
-				c.n++;
-				free(fewer);
+				unsigned w = cand - sh0.n;
+				if (sh0.ops[w] < 1 + (ex->cfg->run.nproto == 1)) /* 0 ops: the same as out */
+					continue;
+				c.sh.ops[w]--;
+				cd = malloc((ndev + 1) * sizeof *cd);
+				if (cd)
+					memcpy(cd, dev, ndev * sizeof *cd);
+			}
+			if (!cd)
+				break;
+			if (shrink_pred(&c, cd, k) && c.last_len < best_len) {
+				free(best);
+				best = cd;
+				best_n = k;
+				best_len = c.last_len;
+				best_sh = c.sh;
+			} else {
+				free(cd);
 			}
 		}
-		while (c.ops > 1) {
-			c.ops--;
-			if (shrink_pred(&c, dev, ndev)) {
-				changed = 1;
-				continue;
-			}
-			c.ops++;
-			break;
+		c.sh = sh0;
+		if (best) {
+			free(dev);
+			dev = best;
+			ndev = best_n;
+			c.sh = best_sh;
+			c.limit = best_len;
+			continue; /* another round from the smaller shape */
 		}
 		size_t k = explore_ddmin(dev, ndev, sizeof *dev, shrink_pred, &c);
-		changed |= k != ndev;
+		int changed = k != ndev;
 		ndev = k;
+		/* local moves: each choice a little earlier or later, or on another worker */
+		static const int moves[] = { -1, 1, -2, 2, -4, 4, -8, 8, -16, 16 };
+		for (size_t i = 0; i < ndev && c.runs < X_SHRINK_MAX; i++) {
+			for (unsigned m = 0; m < sizeof moves / sizeof *moves + c.sh.n; m++) {
+				struct xchoice was = dev[i];
+				if (m < sizeof moves / sizeof *moves) {
+					long at = (long)was.at + moves[m];
+					if (at < 0 || (i && at <= (long)dev[i - 1].at) || (i + 1 < ndev && at >= (long)dev[i + 1].at))
+						continue;
+					dev[i].at = (uint32_t)at;
+				} else {
+					unsigned w = m - (unsigned)(sizeof moves / sizeof *moves);
+					if (w == was.w)
+						continue;
+					dev[i].w = (uint8_t)w;
+				}
+				size_t lim = c.limit;
+				c.limit = lim - 1; /* strictly shorter */
+				if (lim > 0 && shrink_pred(&c, dev, ndev)) {
+					changed = 1;
+					c.limit = c.last_len;
+					m = (unsigned)-1; /* again from this choice's first move */
+					continue;
+				}
+				c.limit = lim;
+				dev[i] = was;
+			}
+		}
 		/* canonical form: the deviations that took effect */
 		if (shrink_pred(&c, dev, ndev)) {
+			changed |= c.last_len < c.limit;
+			c.limit = c.last_len;
 			free(dev);
 			ndev = c.tmp.ndev;
 			dev = malloc((ndev + 1) * sizeof *dev);
@@ -956,7 +1067,7 @@ static unsigned shrink(struct explorer *ex, struct xexec *x)
 		if (!changed)
 			break;
 	}
-	if (dev && x_replay(ex, c.n, c.ops, dev, ndev, &c.tmp) == 0 && c.tmp.outcome == XO_FAIL &&
+	if (dev && x_replay(ex, &c.sh, dev, ndev, &c.tmp) == 0 && c.tmp.outcome == XO_FAIL &&
 	    c.tmp.inv == x->inv) {
 		xexec_free(x);
 		*x = c.tmp;
@@ -1070,7 +1181,23 @@ static size_t story_slice(const struct explorer *ex, const struct xexec *x, unsi
 			if (x->step[j].w == x->step[k].w || affects(&x->step[j], &x->step[k]))
 				keep[j] = 1;
 	}
+	/* a decision that is no call (the moment after acquiring) says nothing by itself */
+	for (long k = 0; k <= cut; k++)
+		if (x->step[k].kind == XK_RUN && x->step[k].fsop == FSX_POINT && x->step[k].rec_from == x->step[k].rec_to)
+			keep[k] = 0;
 	return (size_t)cut + 1;
+}
+
+static size_t story_len(const struct explorer *ex, const struct xexec *x)
+{
+	unsigned char *keep = calloc(x->nstep + 1, 1);
+	if (!keep)
+		return x->nstep;
+	size_t upto = story_slice(ex, x, keep), n = 0;
+	for (size_t k = 0; k < upto; k++)
+		n += keep[k];
+	free(keep);
+	return n;
 }
 
 static const char *op_verb(unsigned fsop)
@@ -1101,6 +1228,14 @@ static void step_words(const struct explorer *ex, const struct xstep *st, char *
 	}
 	if (st->state == SS_BLOCKED) {
 		snprintf(buf, len, "w%u looks again (its %s found the lock taken)", st->w, op_verb(st->fsop));
+		return;
+	}
+	if (st->fsop == FSX_POINT) {
+		snprintf(buf, len, "w%u goes on with the lock", st->w);
+		return;
+	}
+	if (st->fsop == FSX_OP_COUNT) {
+		snprintf(buf, len, "w%u starts", st->w);
 		return;
 	}
 	const char *verb = op_verb(st->fsop);
@@ -1292,8 +1427,18 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 	json_object_set_new(o, "schema", json_string("lockstorm-cex/1"));
 	json_object_set_new(o, "protocols", protos);
 	json_object_set_new(o, "workload", json_string(cfg->run.workload->name));
-	json_object_set_new(o, "workers", json_integer(x->n));
-	json_object_set_new(o, "ops", json_integer(x->ops));
+	json_object_set_new(o, "workers", json_integer(x->sh.n));
+	int even = 1;
+	for (unsigned i = 1; i < x->sh.n; i++)
+		even &= x->sh.ops[i] == x->sh.ops[0];
+	if (even) {
+		json_object_set_new(o, "ops", json_integer(x->sh.ops[0]));
+	} else {
+		json_t *ops = json_array();
+		for (unsigned i = 0; i < x->sh.n; i++)
+			json_array_append_new(ops, json_integer(x->sh.ops[i]));
+		json_object_set_new(o, "ops", ops);
+	}
 	json_object_set_new(o, "seed", json_integer((json_int_t)cfg->run.seed));
 	json_object_set_new(o, "params", params);
 	json_object_set_new(o, "stall", json_real(cfg->stall_mult));
@@ -1765,6 +1910,61 @@ static void say_config(const struct xcfg *c)
 		(unsigned long long)c->run.seed, c->max_stalls, c->stall_mult, c->max_crashes);
 }
 
+struct strategy {
+	struct xrandom rnd;
+	struct xpct pct;
+	struct xdfs dfs;
+};
+
+/* Schedule number K of the search (random and PCT draw from (seed, K)). */
+static int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *st, const struct xshape *sh,
+			uint64_t k, struct xexec *x)
+{
+	if (cfg->strategy == XS_RANDOM) {
+		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
+		faults_draw(&st->rnd.f, &st->rnd.rng, ex->kest);
+		return x_exec(ex, sh, choose_random, &st->rnd, x);
+	}
+	if (cfg->strategy == XS_PCT) {
+		memset(&st->pct, 0, sizeof st->pct);
+		st->pct.d = cfg->pct_d;
+		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
+		pct_begin(&st->pct, sh->n, ex->kest);
+		return x_exec(ex, sh, choose_pct, &st->pct, x);
+	}
+	return x_exec(ex, sh, choose_dfs, &st->dfs, x);
+}
+
+/* A failing schedule kept for shrinking: its shape and deviations. */
+struct xcand {
+	struct xshape sh;
+	struct xchoice *dev;
+	size_t ndev, len;
+};
+
+#define X_POLISH_KEEP 3
+
+/* Keep the X_POLISH_KEEP failures with the shortest stories (X's journal is current). */
+static void cand_offer(struct xcand *c, size_t *nc, const struct explorer *ex, const struct xexec *x)
+{
+	size_t len = story_len(ex, x);
+	size_t at = *nc < X_POLISH_KEEP ? (*nc)++ : X_POLISH_KEEP - 1;
+	if (at == X_POLISH_KEEP - 1 && *nc == X_POLISH_KEEP && c[at].dev && c[at].len <= len)
+		return;
+	free(c[at].dev);
+	c[at].sh = x->sh;
+	c[at].ndev = x->ndev;
+	c[at].len = len;
+	c[at].dev = malloc((x->ndev + 1) * sizeof *c[at].dev);
+	if (c[at].dev)
+		memcpy(c[at].dev, x->dev, x->ndev * sizeof *c[at].dev);
+	for (size_t i = at; i > 0 && c[i].len < c[i - 1].len; i--) {
+		struct xcand t = c[i];
+		c[i] = c[i - 1];
+		c[i - 1] = t;
+	}
+}
+
 int explore_main(int argc, char **argv)
 {
 	static struct xcfg cfg;
@@ -1784,6 +1984,7 @@ int explore_main(int argc, char **argv)
 		return 3;
 	}
 	const unsigned n = cfg.run.workers, ops = cfg.ops;
+	const struct xshape sh0 = shape_even(n, ops);
 	struct sigaction sa, old_int, old_term;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_interrupt;
@@ -1793,9 +1994,8 @@ int explore_main(int argc, char **argv)
 		say_config(&cfg);
 
 	struct xexec x = { 0 };
-	struct xrandom rnd;
-	struct xpct pct;
-	struct xdfs dfs = { NULL, 0, 0, cfg.preempt, 0 };
+	struct strategy st = { .dfs = { NULL, 0, 0, cfg.preempt, 0 } };
+	struct xdfs *const dfsp = &st.dfs;
 	struct found *found = NULL;
 	size_t nfound = 0, failures = 0;
 	uint64_t bounded = 0;
@@ -1808,20 +2008,7 @@ int explore_main(int argc, char **argv)
 	for (;;) {
 		if (x_interrupted || (cfg.schedules && sched_no >= cfg.schedules) || mono_ms() - t0 >= cfg.budget_ms)
 			break;
-		int er;
-		if (cfg.strategy == XS_RANDOM) {
-			prng_seed(&rnd.rng, cfg.run.seed, 0x5eed, sched_no);
-			faults_draw(&rnd.f, &rnd.rng, ex.kest);
-			er = x_exec(&ex, n, ops, choose_random, &rnd, &x);
-		} else if (cfg.strategy == XS_PCT) {
-			memset(&pct, 0, sizeof pct);
-			pct.d = cfg.pct_d;
-			prng_seed(&pct.rng, cfg.run.seed, 0x9c7, sched_no);
-			pct_begin(&pct, n, ex.kest);
-			er = x_exec(&ex, n, ops, choose_pct, &pct, &x);
-		} else {
-			er = x_exec(&ex, n, ops, choose_dfs, &dfs, &x);
-		}
+		int er = run_schedule(&ex, &cfg, &st, &sh0, sched_no, &x);
 		sched_no++;
 		if (er != 0) {
 			fprintf(stderr, "lockstorm: explore: schedule %llu: %s\n", (unsigned long long)sched_no, x.why);
@@ -1837,17 +2024,62 @@ int explore_main(int argc, char **argv)
 		if (x.outcome == XO_FAIL) {
 			failures++;
 			int64_t found_at = mono_ms();
+			const uint64_t found_sched = sched_no;
 			if (!cfg.quiet)
 				fprintf(stderr, "%sfound %s in schedule %llu after %.2f s%s\n", tty ? "\r\033[K" : "",
 					check_inv_name((enum inv_id)x.inv), (unsigned long long)sched_no,
 					(double)(found_at - t0) / 1000.0, cfg.no_shrink ? "" : "; shrinking");
 			struct xexec keep = { 0 };
-			if (cfg.strategy == XS_DFS) { /* the DFS stack must survive: shrink a copy */
-				x_replay(&ex, x.n, x.ops, x.dev, x.ndev, &keep);
+			unsigned runs = 0;
+			if (cfg.no_shrink || cfg.strategy == XS_DFS || cfg.all) {
+				/* the DFS stack must survive: shrink a copy */
+				x_replay(&ex, &x.sh, x.dev, x.ndev, &keep);
+				runs = cfg.no_shrink ? 0 : shrink(&ex, &keep);
+			} else {
+				/* a little more search for the same failure with a shorter
+				 * story, then shrink the shortest few and keep the best */
+				struct xcand cand[X_POLISH_KEEP] = { { .dev = NULL } };
+				size_t nc = 0;
+				cand_offer(cand, &nc, &ex, &x);
+				int inv = x.inv;
+				uint64_t extra = sched_no < 100 ? 100 : sched_no > 1000 ? 1000 : sched_no;
+				for (uint64_t e = 0; e < extra && !x_interrupted && mono_ms() - t0 < cfg.budget_ms &&
+						     (!cfg.schedules || sched_no < cfg.schedules); e++) {
+					if (run_schedule(&ex, &cfg, &st, &sh0, sched_no++, &x) == 0 &&
+					    x.outcome == XO_FAIL && x.inv == inv)
+						cand_offer(cand, &nc, &ex, &x);
+				}
+				found_at = mono_ms(); /* the search went on until here; shrinking starts */
+				size_t best_len = SIZE_MAX;
+				for (size_t i = 0; i < nc; i++) {
+					struct xexec t = { 0 };
+					if (!cand[i].dev || x_replay(&ex, &cand[i].sh, cand[i].dev, cand[i].ndev, &t) != 0 ||
+					    t.outcome != XO_FAIL || t.inv != inv) {
+						xexec_free(&t);
+						continue;
+					}
+					runs += 1 + shrink(&ex, &t);
+					x_rerun(&ex, &t);
+					size_t len = story_len(&ex, &t);
+					if (len < best_len) {
+						best_len = len;
+						xexec_free(&keep);
+						keep = t;
+					} else {
+						xexec_free(&t);
+					}
+				}
+				for (size_t i = 0; i < nc; i++)
+					free(cand[i].dev);
 			}
-			struct xexec *fx = cfg.strategy == XS_DFS ? &keep : &x;
-			unsigned runs = cfg.no_shrink ? 0 : shrink(&ex, fx);
+			struct xexec *fx = &keep;
 			shrink_runs += runs;
+			if (!fx->sh.n) { /* cannot happen: the failure replays */
+				fprintf(stderr, "lockstorm: explore: the failure of schedule %llu did not replay\n",
+					(unsigned long long)found_sched);
+				rc = 3;
+				break;
+			}
 			/* the journal in the mapping is the last replay's: make it this one's */
 			x_rerun(&ex, fx);
 			shrink_ms += mono_ms() - found_at;
@@ -1863,15 +2095,18 @@ int explore_main(int argc, char **argv)
 					memset(f, 0, sizeof *f);
 					f->sig = sig;
 					f->inv = fx->inv;
-					if (!cfg.no_shrink && !cfg.quiet)
-						fprintf(stderr, "shrunk to %u workers x %u ops, %zu choices (%u replays)\n",
-							fx->n, fx->ops, fx->ndev, runs);
+					if (!cfg.no_shrink && !cfg.quiet) {
+						char ops[128];
+						shape_ops(&fx->sh, ops, sizeof ops);
+						fprintf(stderr, "shrunk to %u workers x %s ops, %zu choices (%u replays)\n",
+							fx->sh.n, ops, fx->ndev, runs);
+					}
 					printf("failure %zu: %s\n", nfound, check_inv_name((enum inv_id)fx->inv));
 					story_print(stdout, &ex, fx, 0, NULL);
 					verdict_print(stdout, fx);
 					snprintf(f->file, sizeof f->file, "%s/cex-%zu.json", cfg.outdir, nfound);
 					json_t *cj = cex_json(&ex, fx, cfg.strategy == XS_RANDOM ? "random"
-							      : cfg.strategy == XS_PCT ? "pct" : "dfs", sched_no);
+							      : cfg.strategy == XS_PCT ? "pct" : "dfs", found_sched);
 					if (mkdir_p_plain(cfg.outdir) != 0 || json_dump_file(cj, f->file, JSON_INDENT(1)) != 0) {
 						fprintf(stderr, "lockstorm: cannot write %s: %s\n", f->file, strerror(errno));
 						f->file[0] = '\0';
@@ -1887,7 +2122,7 @@ int explore_main(int argc, char **argv)
 			if (!cfg.all)
 				break;
 		}
-		if (cfg.strategy == XS_DFS && !dfs_next(&dfs, x.decisions)) {
+		if (cfg.strategy == XS_DFS && !dfs_next(dfsp, x.decisions)) {
 			exhausted = 1;
 			break;
 		}
@@ -1919,9 +2154,9 @@ int explore_main(int argc, char **argv)
 			       exhausted ? "exhausted" : "NOT exhausted", (unsigned long long)sched_no,
 			       exhausted ? "" : rc == 1 && !cfg.all ? " (stopped at the first failure)"
 			       : " (schedule or time budget spent)");
-		if (dfs.mismatch)
+		if (dfsp->mismatch)
 			printf("warning: %llu replays of a prefix saw other options (nondeterminism)\n",
-			       (unsigned long long)dfs.mismatch);
+			       (unsigned long long)dfsp->mismatch);
 		if (bounded)
 			printf("%llu schedules cut at the step bound (--max-steps %u)\n", (unsigned long long)bounded,
 			       cfg.max_steps);
@@ -1968,7 +2203,7 @@ int explore_main(int argc, char **argv)
 	if (x_interrupted)
 		fprintf(stderr, "lockstorm: interrupted\n");
 	free(found);
-	free(dfs.node);
+	free(dfsp->node);
 	xexec_free(&x);
 	explorer_close(&ex);
 	sigaction(SIGINT, &old_int, NULL);
@@ -2006,11 +2241,19 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 	if (!wl || runcfg_set_workload(&cfg->run, wl, why, len))
 		return wl ? -1 : xfail(why, len, "%s: no workload", path);
 	json_int_t n = json_integer_value(json_object_get(o, "workers"));
-	json_int_t ops = json_integer_value(json_object_get(o, "ops"));
-	if (n < 1 || n > SCHED_MAX_WORKERS || ops < 1 || ops > 1000)
-		return xfail(why, len, "%s: workers (1-%d) and ops (1-1000) are required", path, SCHED_MAX_WORKERS);
+	json_t *jops = json_object_get(o, "ops");
+	if (n < 1 || n > SCHED_MAX_WORKERS || !(json_is_integer(jops) || json_array_size(jops) == (size_t)n))
+		return xfail(why, len, "%s: workers (1-%d) and ops (a number, or one per worker) are required", path,
+			     SCHED_MAX_WORKERS);
 	cfg->run.workers = (unsigned)n;
-	cfg->ops = (unsigned)ops;
+	cfg->replay_sh.n = (unsigned)n;
+	for (json_int_t i = 0; i < n; i++) {
+		json_int_t v = json_integer_value(json_is_integer(jops) ? jops : json_array_get(jops, (size_t)i));
+		if (v < 0 || v > 1000)
+			return xfail(why, len, "%s: ops: want 0 to 1000 per worker", path);
+		cfg->replay_sh.ops[i] = (unsigned)v;
+	}
+	cfg->ops = cfg->replay_sh.ops[0];
 	cfg->run.seed = (uint64_t)json_integer_value(json_object_get(o, "seed"));
 	json_t *params = json_object_get(o, "params");
 	static char kvbuf[CFG_MAX_KV][256];
@@ -2124,7 +2367,7 @@ int replay_main(int argc, char **argv)
 	}
 	struct xexec x = { 0 };
 	int rc;
-	if (x_replay(&ex, cfg.run.workers, cfg.ops, dev, ndev, &x) != 0) {
+	if (x_replay(&ex, &cfg.replay_sh, dev, ndev, &x) != 0) {
 		fprintf(stderr, "lockstorm: replay: %s\n", x.why);
 		rc = 3;
 		goto out;
@@ -2152,8 +2395,10 @@ int replay_main(int argc, char **argv)
 	const char *want = json_string_value(json_object_get(root, "invariant"));
 	int fails = x.outcome == XO_FAIL;
 	if (!quiet || fails) {
-		printf("replay %s: %s / %s, %u workers x %u ops, %zu choices\n", path, cfg.run.proto[0]->name,
-		       cfg.run.workload->name, cfg.run.workers, cfg.ops, ndev);
+		char ops[128];
+		shape_ops(&cfg.replay_sh, ops, sizeof ops);
+		printf("replay %s: %s / %s, %u workers x %s ops, %zu choices\n", path, cfg.run.proto[0]->name,
+		       cfg.run.workload->name, cfg.run.workers, ops, ndev);
 		if (fails) {
 			story_print(stdout, &ex, &x, full, NULL);
 			verdict_print(stdout, &x);
@@ -2211,7 +2456,8 @@ int explore_script(const struct explore_script *sc, char ***lines, size_t *n, ch
 	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
 		ex.stall_base[i] = sc->stale_ms > 0 ? sc->stale_ms : 10000;
 	struct xexec x = { 0 };
-	int rc = x_replay(&ex, sc->workers, 1, sc->choices, sc->nchoices, &x);
+	const struct xshape sh = shape_even(sc->workers, 1);
+	int rc = x_replay(&ex, &sh, sc->choices, sc->nchoices, &x);
 	if (rc != 0) {
 		snprintf(why, len, "%s", x.why);
 	} else if (!(*lines = calloc(x.nstep + 1, sizeof **lines))) {

@@ -87,7 +87,10 @@ struct sched *sched_create(unsigned n, uint32_t rec_cap)
 	s->jmem.cap = rec_cap;
 	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
 		atomic_store(&s->w[i].state, SS_DONE);
-	sched_reset(s, n, 1);
+	unsigned one[SCHED_MAX_WORKERS];
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		one[i] = 1;
+	sched_reset(s, n, one);
 	return s;
 }
 
@@ -97,10 +100,11 @@ void sched_destroy(struct sched *s)
 		munmap(s, sched_size(s->jmem.cap));
 }
 
-void sched_reset(struct sched *s, unsigned n, unsigned ops)
+void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 {
 	s->n = n;
-	s->ops = ops;
+	for (unsigned i = 0; i < n && i < SCHED_MAX_WORKERS; i++)
+		s->ops[i] = ops[i];
 	atomic_store(&s->now_ns, 0);
 	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++) {
 		struct sched_slot *w = &s->w[i];

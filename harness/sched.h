@@ -84,7 +84,7 @@ struct sched {
 	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
 	_Atomic int64_t now_ns;      /* the virtual clock */
 	unsigned n;                  /* workers in this execution */
-	unsigned ops;                /* operations per worker in this execution */
+	unsigned ops[SCHED_MAX_WORKERS]; /* operations of each worker in this execution */
 	_Atomic uint32_t npoints;
 	uint64_t points[SCHED_POINTS]; /* point hashes seen (coverage), open addressing */
 	struct sched_slot w[SCHED_MAX_WORKERS];
@@ -96,7 +96,7 @@ struct sched *sched_create(unsigned n, uint32_t rec_cap);
 void sched_destroy(struct sched *s);
 /* Before each execution: clock at 0, journal empty, the slots' step
  * fields cleared (live worker processes and coverage are kept). */
-void sched_reset(struct sched *s, unsigned n, unsigned ops);
+void sched_reset(struct sched *s, unsigned n, const unsigned *ops);
 /* Wait until no worker runs.  Returns 0, or -1 (errno ETIMEDOUT) when some
  * worker ran longer than timeout_ms of real time, or one that was not done
  * died (*dead gets its index then, else -1). */

@@ -63,6 +63,7 @@ int worker_acquire(struct worker *w, int64_t attempt)
 	if (r == 0) {
 		/* The hold began when its lock object was made (a little before now). */
 		worker_log(w, EV_ACQUIRED, 0, fsx_last_create_ns(), 0, 0);
+		fsx_yield(); /* explore: another worker may go first now */
 	} else if (r == LS_BUSY) {
 		worker_log(w, EV_BUSY, 0, 0, 0, 0);
 	} else {
