@@ -98,7 +98,8 @@
  *            padded with spaces before "\n" up to the file's length, then
  *            RW1 pwrite(fd, text, 0)   error: logged (last_error), no RW2
  *            RW2 ftruncate(fd, len)    error: logged
- *            so a shorter record never leaves an old tail.
+ *            so a shorter record never leaves an old tail.  hold/after-pwrite is
+ *            §5.7's hold/between-pwrite-and-ftruncate.
  *
  * A module instance is (process, worker id): the locks one worker id holds in
  * this process are its held readings.  A torture worker holds one lock and
@@ -231,7 +232,7 @@ static const char *const lr_points[] = {
 	"lockfile-recorded/recovery-release/after-close",
 	"lockfile-recorded/recovery-release/after-read",
 	"lockfile-recorded/recovery-release/after-unlink",
-	"lockfile-recorded/hold/between-pwrite-and-ftruncate",
+	"lockfile-recorded/hold/after-pwrite",
 	"lockfile-recorded/hold/after-ftruncate",
 	"lockfile-recorded/release/after-close",
 	"lockfile-recorded/release/after-read",
@@ -890,7 +891,7 @@ static void lr_rewrite(struct lock *waiter, struct lr_reading *r, const char *wa
 	/* [RW1 pwrite] */
 	if (fsx_pwrite(r->fd, text, len, 0) != (ssize_t)len)
 		goto out;
-	fsx_point("lockfile-recorded/hold/between-pwrite-and-ftruncate");
+	fsx_point("lockfile-recorded/hold/after-pwrite");
 	/* [RW2 ftruncate] */
 	if (fsx_ftruncate(r->fd, (off_t)len) != 0)
 		goto out;
