@@ -40,11 +40,29 @@
  *     EV_READ_BEGIN
  *     GR1 gen-lstat      G := "dev:ino:size:mtime" of tree.generation;
  *                        ENOENT, ENOTDIR, not a regular file: null | other: raise
- *     G non-null and equal to the kept G: serve the kept version (EV_READ b = 1)
+ *     G non-null and equal to the kept G: serve the kept version (EV_READ b = 1,
+ *                        2 when a writer kept it after its own write)
  *     RF  files          read events.jsonl, count its lines; keep (G, count) (b = 0)
  *
- * Not modelled: READ_KEPT (small files), GEN_AFTER_OWN_WRITE, WRITE and
- * WRITE_ATOMIC bodies, REMOVE, tab kernel steps: the append body only.
+ * GEN_AFTER_OWN_WRITE (own_keep=1): a writer takes GENERATION before it
+ * reads the version (B) and again after its second byte (N), and keeps what it wrote -
+ * its version - under N iff N is the same file (dev, ino) grown by exactly
+ * its own two bytes: "one write is exactly two bytes".  Writers then read
+ * too (writer_reads percent of their ops), through the same kept answer.
+ * own_keep=2 keeps it without the size test (a writer that assumes it is
+ * alone): the broken control that shows what the test is for, with
+ * locked=0 (writers take no history lock, so another writer's bracket can
+ * land between B and N).
+ *
+ *   writer (op), own_keep
+ *     B   gen-lstat      after acquire, before WV (null: nothing is kept)
+ *     ... WV, G1, body, G2 as above
+ *     N   gen-lstat      keep (N, version) iff same dev/ino, size(N) == size(B) + 2
+ *
+ * Not modelled: READ_KEPT (small files), WRITE and WRITE_ATOMIC bodies,
+ * REMOVE, tab kernel steps: the append body only.  READ_KEPT keys a small
+ * file by its own lstat facts, and REMOVE resets a tree file, which a
+ * version that only grows (what stale-read judges) cannot express.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +77,8 @@
 #include "../harness/config.h"
 #include "workload.h"
 
-enum { GN_REV, GN_WRITERS, GN_NPARAMS };
+enum { GN_REV, GN_WRITERS, GN_OWN_KEEP, GN_WRITER_READS, GN_LOCKED, GN_NPARAMS };
+enum { GN_OWN_OFF, GN_OWN_CHECKED, GN_OWN_UNCHECKED };
 enum { GN_REV_ABSENT, GN_REV_GENERATION };
 
 static const char *const gn_rev_choices[] = { "absent", "generation", NULL };
@@ -69,6 +88,13 @@ static const struct param gn_params[] = {
 		     "writers' revision: generation (3.0.157 brackets each write) | absent (3.0.155)" },
 	[GN_WRITERS] = { "writers", 1, PU_COUNT, NULL,
 			 "workers 0..writers-1 write, the rest read" },
+	[GN_OWN_KEEP] = { "own_keep", GN_OWN_OFF, PU_COUNT, NULL,
+			  "1: a writer keeps its own write under GEN_AFTER_OWN_WRITE (generation grew by "
+			  "exactly its two bytes); 2: keeps it without that test (broken control); 0: off" },
+	[GN_WRITER_READS] = { "writer_reads", 0, PU_COUNT, NULL,
+			      "percent of a writer's ops that are reads (through its kept answer)" },
+	[GN_LOCKED] = { "locked", 1, PU_COUNT, NULL,
+			"1: writers hold the run's lock around a write (the history lock); 0: no lock" },
 	[GN_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
 };
 
@@ -78,6 +104,7 @@ static const char *const gn_points[] = {
 	"generation/write/after-gen-byte-1",
 	"generation/write/after-body",
 	"generation/write/after-gen-byte-2",
+	"generation/write/after-own-gen-lstat",
 	"generation/write/before-release",
 	"generation/read/before-gen-lstat",
 	"generation/read/after-gen-lstat",
@@ -93,7 +120,8 @@ struct gn_kept {
 	const struct worker *owner;
 	int valid;
 	struct fsx_stat g;  /* the generation it was kept under */
-	int64_t version;    /* lines read then */
+	int64_t version;    /* lines read then (own write: the version it wrote) */
+	int own;            /* kept by GEN_AFTER_OWN_WRITE, not by a read */
 };
 static struct gn_kept gn_kept;
 
@@ -170,16 +198,61 @@ static int gn_same(const struct fsx_stat *a, const struct fsx_stat *b)
 	       a->mtime_ns == b->mtime_ns;
 }
 
+/* This process's kept answer (the worker it runs owns it). */
+static struct gn_kept *gn_kept_for(const struct worker *w)
+{
+	if (gn_kept.owner != w) {
+		memset(&gn_kept, 0, sizeof gn_kept);
+		gn_kept.owner = w;
+	}
+	return &gn_kept;
+}
+
+/* GEN_AFTER_OWN_WRITE(dir, before): after a writer's own bracket, keep its
+ * version under the generation now iff that is BEFORE grown by exactly two
+ * bytes (own_keep=2: whatever it is).  Errors keep nothing. */
+static void gn_keep_own(struct worker *w, const struct gn_paths *p, int have_before,
+			const struct fsx_stat *before, int64_t version)
+{
+	struct gn_kept *k = gn_kept_for(w);
+	struct fsx_stat now;
+	int have;
+
+	k->valid = 0; /* drop kept[...]: this write changed the tree */
+	have = gn_generation(p, &now);
+	fsx_point("generation/write/after-own-gen-lstat");
+	if (have <= 0 || !have_before)
+		return;
+	if (w->wparam[GN_OWN_KEEP] == GN_OWN_CHECKED &&
+	    !(now.dev == before->dev && now.ino == before->ino && now.size == before->size + 2))
+		return;
+	k->valid = 1;
+	k->g = now;
+	k->version = version;
+	k->own = 1;
+}
+
 static int gn_write(struct worker *w, const struct gn_paths *p)
 {
 	int bracket = w->wparam[GN_REV] == GN_REV_GENERATION;
+	int locked = w->wparam[GN_LOCKED] != 0;
+	int own = bracket && w->wparam[GN_OWN_KEEP] != GN_OWN_OFF;
+	struct fsx_stat before;
+	int have_before = 0;
 	int64_t version;
 	char line[128];
 	int len, body, err;
 
-	if (worker_acquire(w, 0) != 0)
-		return 0;
-	fsx_point("generation/write/after-acquire");
+	if (locked) {
+		if (worker_acquire(w, 0) != 0)
+			return 0;
+		fsx_point("generation/write/after-acquire");
+	}
+
+	/* GEN_AFTER_OWN_WRITE's `before`, FIRST, as a reader takes G before it
+	 * reads: a write that lands after it moves the generation past +2 */
+	if (own)
+		have_before = gn_generation(p, &before) > 0;
 
 	/* [WV read-version] */
 	version = gn_count(p->tree);
@@ -222,10 +295,18 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 		worker_log(w, EV_COMMIT, 0, version, 0, 0);
 	else
 		worker_log(w, EV_WRITE_ERROR, err, version, 0, 0);
+	if (own) {
+		if (body == 0)
+			gn_keep_own(w, p, have_before, &before, version);
+		else
+			gn_kept_for(w)->valid = 0;
+	}
 
 out_release:
-	fsx_point("generation/write/before-release");
-	worker_release(w);
+	if (locked) {
+		fsx_point("generation/write/before-release");
+		worker_release(w);
+	}
 	return 0;
 }
 
@@ -235,10 +316,7 @@ static int gn_read(struct worker *w, const struct gn_paths *p)
 	int64_t version;
 	int have;
 
-	if (gn_kept.owner != w) {
-		memset(&gn_kept, 0, sizeof gn_kept);
-		gn_kept.owner = w;
-	}
+	gn_kept_for(w);
 	worker_log(w, EV_READ_BEGIN, 0, 0, 0, 0);
 
 	/* [GR1 gen-lstat] FIRST */
@@ -250,7 +328,7 @@ static int gn_read(struct worker *w, const struct gn_paths *p)
 	}
 	fsx_point("generation/read/after-gen-lstat");
 	if (have && gn_kept.valid && gn_same(&g, &gn_kept.g)) {
-		worker_log(w, EV_READ, 0, gn_kept.version, 1, 0);
+		worker_log(w, EV_READ, 0, gn_kept.version, gn_kept.own ? 2 : 1, 0);
 		return 0;
 	}
 
@@ -266,6 +344,7 @@ static int gn_read(struct worker *w, const struct gn_paths *p)
 	if (have)
 		gn_kept.g = g;
 	gn_kept.version = version;
+	gn_kept.own = 0;
 	worker_log(w, EV_READ, 0, version, 0, 0);
 	return 0;
 }
@@ -293,9 +372,12 @@ static int gn_op(struct worker *w)
 	struct gn_paths p;
 
 	gn_paths(w->state_file, &p);
-	if ((int64_t)w->id < w->wparam[GN_WRITERS])
-		return gn_write(w, &p);
-	return gn_read(w, &p);
+	if ((int64_t)w->id >= w->wparam[GN_WRITERS])
+		return gn_read(w, &p);
+	if (w->wparam[GN_WRITER_READS] > 0 &&
+	    (int64_t)prng_below(&w->rng, 100) < w->wparam[GN_WRITER_READS])
+		return gn_read(w, &p);
+	return gn_write(w, &p);
 }
 
 const struct workload_ops generation_workload = {
