@@ -655,8 +655,11 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->mode = sx->stx_mode;
 	st->size = (int64_t)sx->stx_size;
 	st->mtime_ns = (int64_t)sx->stx_mtime.tv_sec * 1000000000LL + sx->stx_mtime.tv_nsec;
-	if (coarse_ns) /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
+	st->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
+	if (coarse_ns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
 		st->mtime_ns -= st->mtime_ns % coarse_ns;
+		st->ctime_ns -= st->ctime_ns % coarse_ns;
+	}
 	st->btime_ns = (sx->stx_mask & STATX_BTIME)
 		? (int64_t)sx->stx_btime.tv_sec * 1000000000LL + sx->stx_btime.tv_nsec : 0;
 }

@@ -409,3 +409,81 @@ TEST(IntegGeneration, GenAfterOwnWriteUnderTheHistoryLockNeverServesStale)
 	EXPECT_EQ(rep.violations("stale-read"), 0) << rep.example("stale-read");
 	EXPECT_GT(rep.total("committed"), 0);
 }
+
+/* READ_KEPT (§6.3) on the branch pointer: a small file kept by its own lstat
+ * facts, not the generation.  Its admitted bound is "a rewrite to the same
+ * size on the same or a reused inode within one tick of the file system's
+ * clock": in-place rewrites of {"v":N} (the same size for most N) on a file
+ * system with 1 s times (coarse-mtime, as FAT or SMB report) are served
+ * stale.  One writer, two readers. */
+static const std::string KEPT =
+	"-w generation --param target=branch --param writers=1 -p flock -n 3 --ops 20000 -s 1 -q";
+
+static size_t dump_count(const std::string &dump, const std::string &needle)
+{
+	size_t n = 0;
+	for (size_t at = 0; (at = dump.find(needle, at)) != std::string::npos; at++)
+		n++;
+	return n;
+}
+
+TEST(IntegGeneration, KeptSmallFileServesStaleOnASameSizeRewriteWithinOneTick)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("run " + KEPT + " --param write=inplace --param pad=none "
+				"--fault coarse-mtime:res=1s --dir " + d.sub("w") + " --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	Report rep(d.sub("r.json"));
+	ASSERT_TRUE(rep.root);
+	EXPECT_GT(rep.violations("stale-read"), 0);
+	EXPECT_NE(rep.example("stale-read").find("from its cache"), std::string::npos) << rep.example("stale-read");
+	others_held(rep, "stale-read");
+}
+
+/* Outside the bound READ_KEPT is exact: every rewrite a new size (pad=grow),
+ * in place or tmp + rename, a fifth of the writes REMOVEs, the same 1 s
+ * times.  Readers serve kept answers (b 1) and see the file gone (ENOENT). */
+TEST(IntegGeneration, KeptSmallFileIsExactWhenEveryRewriteHasANewSize)
+{
+	for (const char *write : { "inplace", "atomic" }) {
+		ScratchDir d;
+		CmdResult r = lockstorm("run " + KEPT + " --param write=" + write + " --param pad=grow "
+					"--param remove_pct=20 --fault coarse-mtime:res=1s --dir " + d.sub("w") +
+					" -o " + d.sub("out") + " --json " + d.sub("r.json"));
+		EXPECT_EQ(r.status, 0) << write << r.out << r.err;
+		Report rep(d.sub("r.json"));
+		ASSERT_TRUE(rep.root);
+		EXPECT_EQ(rep.violations("stale-read"), 0) << write << ": " << rep.example("stale-read");
+		EXPECT_GT(rep.total("committed"), 0) << write;
+		CmdResult dump = lockstorm("dump " + d.sub("out"));
+		ASSERT_EQ(dump.status, 0) << dump.err;
+		EXPECT_GT(dump_count(dump.out, "\"type\":\"read\",\"err\":null,\"a\":"), 0u);
+		EXPECT_GT(dump_count(dump.out, ",\"b\":1,\"c\":0}"), 0u) << write << ": kept answers served";
+		EXPECT_GT(dump_count(dump.out, "\"type\":\"read\",\"err\":\"ENOENT\""), 0u)
+			<< write << ": readers saw a REMOVE";
+	}
+}
+
+/* "What is kept is never newer than its key": keyed by a second lstat after
+ * the read (kept_key=after, the broken control), a rewrite inside the read
+ * is kept under its own key and served stale; keyed before, never.  A stall
+ * after the read widens the window for both alike. */
+TEST(IntegGeneration, KeptSmallFileKeyedAfterItsReadServesStale)
+{
+	const std::string opts = KEPT + " --param pad=grow --fault 'stall@generation/read/after-kept-read:p=0.2,for=1ms'";
+	{
+		ScratchDir d;
+		CmdResult r = lockstorm("run " + opts + " --param kept_key=after --dir " + d.sub("w") + " --json " +
+					d.sub("r.json"));
+		EXPECT_EQ(r.status, 1) << r.out << r.err;
+		Report rep(d.sub("r.json"));
+		ASSERT_TRUE(rep.root);
+		EXPECT_GT(rep.violations("stale-read"), 0);
+	}
+	{
+		ScratchDir d;
+		CmdResult r = lockstorm("run " + opts + " --param kept_key=before --dir " + d.sub("w") + " --json " +
+					d.sub("r.json"));
+		EXPECT_EQ(r.status, 0) << r.out << r.err;
+	}
+}
