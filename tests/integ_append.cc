@@ -289,6 +289,51 @@ TEST(IntegAppend, KJL2NewReadersWriteNothing)
 	EXPECT_EQ(wrote, 0) << "1.0.0's getSnapshot writes no snapshot";
 }
 
+/* K-JL-3 (performance only, so no verdict and no timing): 0.8.0's
+ * getSnapshot replays the whole journal on every read, so what one read
+ * costs grows with the session; 1.0.0 replays once and then serves its cache
+ * keyed by the journal's (path, size, mtime).  Counted from the journal
+ * records: each read's source (EV_READ b: 1 cache, 2 snapshot, 3 replay) and,
+ * for 0.8.0's reads that wrote their replay, the bytes replayed (c - 1).  One
+ * worker, half reads: no other invariant is in play.  bench/journal-replay
+ * has the ops/s. */
+TEST(IntegAppend, KJL3LegacyReplaysTheWholeJournalOnEveryRead)
+{
+	for (const char *rev : { "legacy", "append" }) {
+		ScratchDir d;
+		CmdResult r = lockstorm(std::string("run -w append --param rev=") + rev +
+					" --param read_pct=50 -p flock -n 1 --ops 1000 -s 1 -q --dir " + d.sub("w") +
+					" -o " + d.sub("out"));
+		EXPECT_EQ(r.status, 0) << rev << r.out << r.err;
+		CmdResult dump = lockstorm("dump " + d.sub("out"));
+		ASSERT_EQ(dump.status, 0) << dump.err;
+		std::istringstream in(dump.out);
+		std::string l;
+		long reads = 0, replays = 0, first_bytes = -1, last_bytes = -1;
+		while (std::getline(in, l)) {
+			if (l.find("\"type\":\"read\",\"err\":null") == std::string::npos)
+				continue;
+			reads++;
+			replays += l.find("\"b\":3,") != std::string::npos;
+			size_t c = l.find("\"c\":");
+			long bytes = c == std::string::npos ? 0 : std::stol(l.substr(c + 4)) - 1;
+			if (bytes > 0) {
+				if (first_bytes < 0)
+					first_bytes = bytes;
+				last_bytes = bytes;
+			}
+		}
+		ASSERT_GT(reads, 100) << rev;
+		if (!strcmp(rev, "legacy")) {
+			EXPECT_EQ(replays, reads) << "every 0.8.0 read replays";
+			EXPECT_GT(last_bytes, 100 * first_bytes) << "and the last replays the whole, long journal";
+		} else {
+			EXPECT_LE(replays, 1) << "1.0.0 replays once, then serves its cache";
+			EXPECT_EQ(last_bytes, -1) << "and writes no snapshot when it reads";
+		}
+	}
+}
+
 /* A torn append (short-write with ENOSPC: the tear stays) glues the next
  * append's line onto it, and that line no longer parses.  Neither revision
  * repairs the tail (journal-seq: the append is not in the final journal),
