@@ -37,7 +37,7 @@ static const unsigned kind_keys[FK__COUNT] = {
 	[FK_CRASH] = K_PATH,
 	[FK_STOP] = K_FOR | K_PATH,
 	[FK_ERRNO] = K_ERR | K_PATH,
-	[FK_SHORT_WRITE] = K_ERR | K_PATH | K_BYTES,
+	[FK_SHORT_WRITE] = K_FOR | K_ERR | K_PATH | K_BYTES,
 	[FK_SWEEP] = K_EVERY | K_PATH,
 	[FK_SKEW] = K_BY,
 	[FK_COARSE_MTIME] = K_RES,
@@ -243,7 +243,7 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 		snprintf(r.point, sizeof r.point, "%s", at);
 	}
 
-	int saw_by = 0;
+	int saw_by = 0, saw_for = 0, saw_err = 0;
 	if (keys) {
 		if (!*keys)
 			return bad(why, whylen, spec, "empty key list after ':'");
@@ -276,11 +276,13 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 					return -1;
 				if (parse_for(&r, val))
 					return bad(why, whylen, spec, "for=%s: want 300ms, 2s or 1.5stale", val);
+				saw_for = 1;
 			} else if (!strcmp(kv, "err")) {
 				if (key_allowed(&r, K_ERR, spec, why, whylen))
 					return -1;
 				if ((r.err = fault_errno_parse(val)) < 0)
 					return bad(why, whylen, spec, "err=%s: not an errno name (EPERM, EACCES, ENOSPC, ...)", val);
+				saw_err = 1;
 			} else if (!strcmp(kv, "path")) {
 				if (key_allowed(&r, K_PATH, spec, why, whylen))
 					return -1;
@@ -322,6 +324,14 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 	}
 	if (r.kind == FK_SKEW && !saw_by)
 		return bad(why, whylen, spec, "skew needs by=+-DUR (e.g. by=+2s)");
+	/* short-write with for=: the write is split, not failed */
+	if (r.kind == FK_SHORT_WRITE && saw_for) {
+		if (saw_err)
+			return bad(why, whylen, spec, "for= splits the write (the rest lands after the pause): "
+				   "it takes no err=");
+		r.split = 1;
+		r.err = 0;
+	}
 	plan->rule[plan->n++] = r;
 	return 0;
 }
@@ -391,7 +401,7 @@ struct fault_action fault_check_mask(const struct fault_plan *plan, struct fault
 		act.rule = (int)i;
 		act.err = r->err;
 		act.bytes = r->bytes;
-		if (r->kind == FK_STALL || r->kind == FK_STOP) {
+		if (r->kind == FK_STALL || r->kind == FK_STOP || (r->kind == FK_SHORT_WRITE && r->split)) {
 			if (r->for_ms >= 0)
 				act.stall_ms = r->for_ms;
 			else

@@ -13,7 +13,11 @@
  *   stop          any point                             the driver SIGSTOPs the worker, SIGCONTs it after `for`
  *   crash         any point                             journal the fault, then SIGKILL itself
  *   errno         fs/<call>                             the call fails with `err` without acting
- *   short-write   fs/write                              `bytes` bytes are written, then the call fails with `err` (ENOSPC)
+ *   short-write   fs/write                              `bytes` bytes are written, then the call fails with `err` (ENOSPC);
+ *                                                       with for=DUR the write is split instead: `bytes` bytes land,
+ *                                                       the worker pauses DUR, then the rest lands and the call succeeds
+ *                                                       (a write loop whose second write(2) comes late: a reader
+ *                                                       meanwhile sees a half-written line)
  *   sweep         the run (a sweeper process)           every `every` (default 5ms), remove empty folders in the work dir
  *   skew          the worker (at start)                 its clock (fsx_now_ms) runs `by` ahead (+) or behind (-)
  *   coarse-mtime  the worker (at start)                 file times seen through fsx_stat rounded down to `res` (1s, 2s)
@@ -64,7 +68,8 @@ struct fault_rule {
 	int workers_all;
 	int err;                     /* errno, short-write: the errno (default EIO / ENOSPC) */
 	char path[FAULT_POINT_MAX];  /* glob on the call's path; "" = any */
-	int64_t bytes;               /* short-write: bytes written before the error */
+	int64_t bytes;               /* short-write: bytes written before the error (or the pause) */
+	int split;                   /* short-write with for=: pause for_ms/for_stale, then write the rest (err 0) */
 	int64_t every_ms;            /* sweep: period */
 	int64_t by_ms;               /* skew: offset (signed) */
 	int64_t res_ms;              /* coarse-mtime: resolution */
@@ -86,8 +91,8 @@ struct fault_state {
 
 struct fault_action {
 	enum fault_kind kind;  /* FK_NONE: nothing to do */
-	int64_t stall_ms;      /* resolved length for FK_STALL and FK_STOP */
-	int err;               /* FK_ERRNO, FK_SHORT_WRITE */
+	int64_t stall_ms;      /* resolved length for FK_STALL and FK_STOP, and a split FK_SHORT_WRITE's pause */
+	int err;               /* FK_ERRNO, FK_SHORT_WRITE (0: split, not failed) */
 	int64_t bytes;         /* FK_SHORT_WRITE */
 	int rule;              /* index of the rule that fired */
 };

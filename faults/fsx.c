@@ -231,7 +231,8 @@ static void note_progress(const char *point)
 }
 
 static int64_t short_write_left = -1; /* short-write: bytes still allowed, then pending.err */
-static int short_write_err;
+static int short_write_err;           /* 0: a split write (the rest after the pause) */
+static int64_t short_write_pause_ms;  /* split: the pause between the two parts */
 
 static void excuse(struct arena_worker *aw, int64_t until)
 {
@@ -287,6 +288,7 @@ static int fault_act(const char *point, const char *path)
 		log_event(EV_FAULT, act.err, FK_SHORT_WRITE, (int64_t)h, act.bytes);
 		short_write_left = act.bytes;
 		short_write_err = act.err;
+		short_write_pause_ms = act.err ? 0 : act.stall_ms;
 	} else if (act.kind == FK_CRASH) {
 		atomic_fetch_add_explicit(&aw->crashes, 1, memory_order_relaxed);
 		log_event(EV_FAULT, 0, FK_CRASH, (int64_t)h, 0);
@@ -771,8 +773,11 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->mode = sx->stx_mode;
 	st->size = (int64_t)sx->stx_size;
 	st->mtime_ns = (int64_t)sx->stx_mtime.tv_sec * 1000000000LL + sx->stx_mtime.tv_nsec;
-	if (coarse_ns) /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
+	st->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
+	if (coarse_ns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
 		st->mtime_ns -= st->mtime_ns % coarse_ns;
+		st->ctime_ns -= st->ctime_ns % coarse_ns;
+	}
 	st->btime_ns = (sx->stx_mask & STATX_BTIME)
 		? (int64_t)sx->stx_btime.tv_sec * 1000000000LL + sx->stx_btime.tv_nsec : 0;
 }
@@ -969,15 +974,20 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 	if (err)
 		return fsx_injected(FSX_WRITE, err); /* fails without writing a byte */
 	const char *p = buf;
+	size_t rest = 0; /* split: written after the pause */
 	if (short_write_left >= 0) {
-		/* short-write: k bytes land, then the error */
+		/* short-write: k bytes land, then the error (split: the pause, then the rest) */
 		if ((int64_t)len > short_write_left) {
+			rest = len - (size_t)short_write_left;
 			len = (size_t)short_write_left;
 			err = short_write_err;
+			if (err)
+				rest = 0;
 		}
 		short_write_left = -1;
 	}
 	int fail = err;
+again:
 	while (len) {
 		ssize_t r = write(fd, p, len);
 		if (r < 0) {
@@ -988,6 +998,18 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 		}
 		p += r;
 		len -= (size_t)r;
+	}
+	if (rest && !err) {
+		/* the write loop's second write(2), late: a stall the watchdog excuses */
+		struct arena_worker *aw = &bind.arena->w[bind.worker];
+		struct timespec ts = { short_write_pause_ms / 1000, (short_write_pause_ms % 1000) * 1000000L };
+		excuse(aw, fsx_mono_ns() + short_write_pause_ms * 1000000LL);
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+		note_progress("fs/write");
+		len = rest;
+		rest = 0;
+		goto again;
 	}
 	if (!err)
 		err = fail;

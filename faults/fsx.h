@@ -41,6 +41,7 @@ struct fsx_stat {
 	uint32_t mode;
 	int64_t size;
 	int64_t mtime_ns; /* wall clock ns */
+	int64_t ctime_ns; /* wall clock ns (status change) */
 	int64_t btime_ns; /* birth time, 0 when the file system does not report one */
 };
 

@@ -107,6 +107,15 @@ struct ck_app {
 	int matched;
 };
 
+/* journal-seq: a getSnapshot that wrote its replay of the journal's first
+ * `bytes` bytes to the snapshot file (EV_READ c = bytes + 1) */
+struct ck_snapread {
+	int32_t worker;
+	uint32_t op;
+	uint64_t rseq;
+	uint64_t bytes;
+};
+
 struct ck_commit {
 	int64_t rev;
 	uint64_t seq;
@@ -168,6 +177,8 @@ struct ck {
 	struct ck_app *apps;
 	size_t napps, capapps;
 	uint64_t appended;
+	struct ck_snapread *snapreads;
+	size_t nsnapreads, capsnapreads;
 	/* stale-read: the newest version any finished write wrote */
 	int64_t max_ver;        /* -1: none yet */
 	int32_t max_w;
@@ -711,6 +722,22 @@ static int ck_append(struct ck *c, unsigned w, const struct jrec *r)
 	return ck_app_push(c, &a);
 }
 
+/* W's getSnapshot wrote its replay of the journal's first r->c - 1 bytes. */
+static int ck_snapread(struct ck *c, unsigned w, const struct jrec *r)
+{
+	if (c->nsnapreads == c->capsnapreads) {
+		size_t nc = c->capsnapreads ? c->capsnapreads * 2 : 64;
+		struct ck_snapread *g = realloc(c->snapreads, nc * sizeof *g);
+		if (!g)
+			return -1;
+		c->snapreads = g;
+		c->capsnapreads = nc;
+	}
+	c->snapreads[c->nsnapreads++] =
+		(struct ck_snapread){ (int32_t)w, r->op, r->seq, (uint64_t)(r->c - 1) };
+	return 0;
+}
+
 /* seq, then appends before final lines, then record/line order */
 static int ck_app_cmp(const void *x, const void *y)
 {
@@ -750,6 +777,9 @@ static void ck_seq_dups(struct ck *c, const struct ck_app *g, size_t na, size_t 
 	}
 	c->out->inv[INV_JOURNAL_SEQ].violations += extra - 1;
 }
+
+static int ck_half_written(struct ck *c);
+static int ck_final_snapshot(struct ck *c);
 
 /*
  * After the walk: the appended seqs (EV_APPEND) and, when given, the final
@@ -848,6 +878,166 @@ static int ck_journal_seq(struct ck *c)
 				     (unsigned long long)g[a].rseq);
 		}
 	}
+	if (have_final && (ck_half_written(c) < 0 || ck_final_snapshot(c) < 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * journal-seq's second clause: a trusted snapshot matches the journal.
+ *
+ * (1) K-JL-2: a getSnapshot that wrote to disk its replay of a journal whose
+ * last line was half written.  Its replay ended inside a line (the bytes it
+ * read stop before that line's "\n", and the part it saw does not parse),
+ * and the same line is whole in the final journal: the replay left out an
+ * event and counted a parse failure that no line of the journal has, and put
+ * that on disk for everyone.
+ *
+ * (2) The final snapshot file against a replay of the final journal, when
+ * the snapshot claims to describe it:
+ *   1.0.0's format (__journalBytes present): a reader trusts it iff
+ *     __journalBytes is the journal's exact size, __nextSeq is an integer and
+ *     the id is the session's (PROTOCOLS.md §8.3 RS2);
+ *   0.8.0's format (no meta): 0.8.0 writes it after every append and every
+ *     read and never checks it, so it stands for the journal as it is.
+ * Trusted, its events, last seq, parse failures (and 1.0.0's next seq) must
+ * be the replay's.  An unparseable or missing snapshot claims nothing.
+ */
+
+/* The line of the final journal that holds byte i: [*s, *e), *e at its "\n" or the end. */
+static void ck_line_at(const char *buf, size_t len, size_t i, size_t *s, size_t *e)
+{
+	size_t a = i, b = i;
+
+	while (a > 0 && buf[a - 1] != '\n')
+		a--;
+	while (b < len && buf[b] != '\n')
+		b++;
+	*s = a;
+	*e = b;
+}
+
+/* Does buf[s, e) parse as one journal line? */
+static int ck_line_parses(const char *buf, size_t s, size_t e, struct append_line *out)
+{
+	struct append_line *l;
+	size_t n;
+	int ok = 0;
+
+	if (append_journal_scan(buf + s, e - s, &l, &n) != 0)
+		return -1;
+	if (n == 1) {
+		*out = l[0];
+		ok = l[0].parsed;
+	}
+	free(l);
+	return ok;
+}
+
+static int ck_half_written(struct ck *c)
+{
+	const struct check_input *in = c->in;
+
+	for (size_t i = 0; i < c->nsnapreads; i++) {
+		const struct ck_snapread *r = &c->snapreads[i];
+		struct append_line whole, part;
+		size_t s, e;
+		int ok;
+
+		if (r->bytes == 0 || r->bytes >= in->final_len || in->final_state[r->bytes - 1] == '\n')
+			continue; /* it read whole lines (or more than the journal now holds) */
+		ck_line_at(in->final_state, in->final_len, r->bytes - 1, &s, &e);
+		if (r->bytes >= e)
+			continue; /* the cut fell on the "\n": the text it read was whole */
+		if ((ok = ck_line_parses(in->final_state, s, e, &whole)) < 0)
+			return -1;
+		if (!ok)
+			continue; /* not whole in the final journal either: a tear, not a half write */
+		if ((ok = ck_line_parses(in->final_state, s, r->bytes, &part)) < 0)
+			return -1;
+		if (ok)
+			continue;
+		whole.line = 1;
+		for (size_t k = 0; k < s; k++)
+			whole.line += in->final_state[k] == '\n';
+		ck_violation(c, INV_JOURNAL_SEQ, r->worker, r->op, r->rseq, whole.worker,
+			     (uint32_t)(whole.op < 0 ? 0 : whole.op), 0,
+			     "w%d's getSnapshot (op %u, seq %llu) wrote the snapshot from a half-written "
+			     "journal: the %llu bytes it replayed end inside line %zu (seq %lld, w%d op %lld), "
+			     "whole in the final journal; that event is missing and a parse failure counted",
+			     (int)r->worker, r->op, (unsigned long long)r->rseq,
+			     (unsigned long long)r->bytes, whole.line, (long long)whole.seq,
+			     (int)whole.worker, (long long)whole.op);
+	}
+	return 0;
+}
+
+static int ck_final_snapshot(struct ck *c)
+{
+	const struct check_input *in = c->in;
+	struct append_snapshot sn;
+	struct append_replay rp;
+	char who[96], what[160] = "";
+	int next_bad;
+
+	if (!in->final_snapshot || append_snapshot_parse(in->final_snapshot, in->final_snapshot_len, &sn) != 0)
+		return 0;
+	if (sn.has_meta && (sn.journal_bytes != (int64_t)in->final_len || sn.next_seq < 0 || !sn.id_ok))
+		return 0; /* 1.0.0 readers do not trust it: they replay */
+	if (append_replay(in->final_state, in->final_len, &rp) != 0)
+		return -1;
+	next_bad = sn.has_meta && sn.next_seq != rp.next_seq;
+	if (sn.events == rp.events && sn.last_seq == rp.last_seq && sn.diagnostics == rp.diagnostics &&
+	    !next_bad)
+		return 0;
+
+	if (sn.worker >= 0)
+		snprintf(who, sizeof who, "written by w%d's %s, op %lld", (int)sn.worker,
+			 sn.call[0] ? sn.call : "call", (long long)sn.op);
+	else
+		snprintf(who, sizeof who, "writer unknown");
+	/* what is wrong, in the journal's terms */
+	int32_t mw = -1;
+	int64_t mop = -1;
+	if (sn.last_seq < rp.last_seq || sn.events < rp.events) {
+		struct append_line *l;
+		size_t n;
+		if (append_journal_scan(in->final_state, in->final_len, &l, &n) != 0)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if (l[i].parsed && l[i].seq > sn.last_seq) {
+				mw = l[i].worker;
+				mop = l[i].op;
+				snprintf(what, sizeof what, "it misses %lld event%s, from seq %lld (w%d op %lld, line %zu)",
+					 (long long)(rp.events - sn.events), rp.events - sn.events == 1 ? "" : "s",
+					 (long long)l[i].seq, (int)l[i].worker, (long long)l[i].op, l[i].line);
+				break;
+			}
+		free(l);
+		if (!what[0])
+			snprintf(what, sizeof what, "it misses %lld event%s",
+				 (long long)(rp.events - sn.events), rp.events - sn.events == 1 ? "" : "s");
+	} else if (sn.events > rp.events || sn.last_seq > rp.last_seq) {
+		snprintf(what, sizeof what, "it counts %lld event%s no parsed line of the journal holds",
+			 (long long)(sn.events - rp.events), sn.events - rp.events == 1 ? "" : "s");
+	} else if (sn.diagnostics != rp.diagnostics) {
+		snprintf(what, sizeof what, "its parse failures are not the journal's");
+	} else {
+		snprintf(what, sizeof what, "a reader that hydrates it takes next seq %lld, a replay %lld",
+			 (long long)sn.next_seq, (long long)rp.next_seq);
+	}
+	char claim[80];
+	if (sn.has_meta)
+		snprintf(claim, sizeof claim, "claims the journal's %zu bytes (__journalBytes)", in->final_len);
+	else
+		snprintf(claim, sizeof claim, "stands for the whole journal (0.8.0's: no __journalBytes)");
+	ck_violation(c, INV_JOURNAL_SEQ, sn.worker, (uint32_t)(sn.op < 0 ? 0 : sn.op), 0, mw,
+		     (uint32_t)(mop < 0 ? 0 : mop), 0,
+		     "the final snapshot (%s) %s but says %lld events, last seq %lld, %lld parse "
+		     "failure%s; a replay of the journal: %lld, %lld, %lld: %s",
+		     who, claim, (long long)sn.events, (long long)sn.last_seq, (long long)sn.diagnostics,
+		     sn.diagnostics == 1 ? "" : "s", (long long)rp.events, (long long)rp.last_seq,
+		     (long long)rp.diagnostics, what);
 	return 0;
 }
 
@@ -948,6 +1138,8 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_READ:
 		ck_read_end(c, w, r);
+		if (c->in->check_seq && r->err == 0 && r->c > 0 && ck_snapread(c, w, r) < 0)
+			return -1;
 		/* only a read that succeeded says what the next commit must write */
 		s->has_read = r->err == 0;
 		s->read_rev = r->a;
@@ -1147,6 +1339,7 @@ static void ck_free(struct ck *c)
 	free(c->hold.v);
 	free(c->commits);
 	free(c->apps);
+	free(c->snapreads);
 	free(c->objs);
 	free(c->viol_by);
 }

@@ -59,6 +59,8 @@ struct check_input {
 	int check_stale_read;     /* stale-read: EV_READ_BEGIN/EV_READ against EV_COMMIT versions (generation) */
 	const char *final_state;  /* its bytes at the end; NULL if missing */
 	size_t final_len;
+	const char *final_snapshot; /* check_seq: the snapshot file's bytes at the end; NULL if missing */
+	size_t final_snapshot_len;
 	size_t torn_bytes;        /* from the journal reader */
 };
 

@@ -185,6 +185,8 @@ static int prepare_dirs(struct run_config *cfg, char *why, size_t len)
 	}
 	snprintf(p, sizeof p, "%s/final-state.json", cfg->outdir);
 	unlink(p);
+	snprintf(p, sizeof p, "%s/final-snapshot.json", cfg->outdir);
+	unlink(p);
 	return 0;
 }
 
@@ -597,6 +599,36 @@ static int supervise(struct supervisor *sv)
 
 /* ---- checking ---- */
 
+/* A kept file's bytes, NUL-terminated; NULL when it is missing or unreadable. */
+static char *slurp_file(const char *path, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f = fopen(path, "rb");
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			char *g = realloc(buf, cap + 1);
+			if (!g)
+				break;
+			buf = g;
+		}
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len)
 {
@@ -609,8 +641,8 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 	int64_t *stale = calloc(cfg->workers, sizeof *stale);
 	int64_t *budget = calloc(cfg->workers, sizeof *budget);
 	const char **proto_of = calloc(cfg->workers, sizeof *proto_of);
-	char *final = NULL;
-	size_t final_len = 0;
+	char *final = NULL, *snap = NULL;
+	size_t final_len = 0, snap_len = 0;
 	int rc = -1;
 	if (!stale || !budget || !proto_of) {
 		snprintf(why, len, "out of memory");
@@ -623,25 +655,11 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 	}
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/final-state.json", outdir);
-	FILE *f = fopen(p, "rb");
-	if (f) {
-		size_t cap = 0;
-		for (;;) {
-			if (final_len == cap) {
-				cap = cap ? cap * 2 : 65536;
-				char *g = realloc(final, cap + 1);
-				if (!g)
-					break;
-				final = g;
-			}
-			size_t got = fread(final + final_len, 1, cap - final_len, f);
-			final_len += got;
-			if (got == 0)
-				break;
-		}
-		fclose(f);
-		if (final)
-			final[final_len] = '\0';
+	final = slurp_file(p, &final_len);
+	/* the append workload's snapshot file, kept beside the final journal */
+	if (cfg->workload->flags & WL_CHECK_SEQ) {
+		snprintf(p, sizeof p, "%s/final-snapshot.json", outdir);
+		snap = slurp_file(p, &snap_len);
 	}
 	struct check_input in = {
 		.rec = rec,
@@ -655,6 +673,8 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		.check_stale_read = (cfg->workload->flags & WL_CHECK_STALE_READ) != 0,
 		.final_state = final,
 		.final_len = final_len,
+		.final_snapshot = snap,
+		.final_snapshot_len = snap_len,
 		.torn_bytes = torn,
 	};
 	if (check_run(&in, res) != 0) {
@@ -663,6 +683,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 	}
 	rc = 0;
 out:
+	free(snap);
 	free(final);
 	free(proto_of);
 	free(budget);
@@ -801,6 +822,13 @@ int driver_run(struct run_config *cfg)
 	snprintf(p, sizeof p, "%s/final-state.json", cfg->outdir);
 	if (copy_file(sv.state_file, p) != 0 && errno != ENOENT)
 		fprintf(stderr, "lockstorm: cannot keep the final state: %s\n", strerror(errno));
+	if (cfg->workload->flags & WL_CHECK_SEQ) {
+		char snap[PATH_MAX + 64];
+		append_snapshot_path(sv.state_file, snap, sizeof snap);
+		snprintf(p, sizeof p, "%s/final-snapshot.json", cfg->outdir);
+		if (copy_file(snap, p) != 0 && errno != ENOENT)
+			fprintf(stderr, "lockstorm: cannot keep the final snapshot: %s\n", strerror(errno));
+	}
 
 	struct check_result res;
 	unsigned files = 0;

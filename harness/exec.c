@@ -251,6 +251,13 @@ int exec_main(int argc, char **argv)
 				rc = exec_usage_error("%s", why);
 				goto out;
 			}
+			if (r->split) {
+				snprintf(why, sizeof why,
+					 "bad fault spec '%s': the shim does not split writes (short-write "
+					 "takes err=, not for=, under exec)", val);
+				rc = exec_usage_error("%s", why);
+				goto out;
+			}
 			int hits = 0;
 			for (int p = 0; p < PRELOAD_NPOINTS; p++)
 				hits += (int)(fault_point_mask(&plan, preload_points[p]) >> (plan.n - 1) & 1u);

@@ -34,7 +34,7 @@ enum ev_type {
 	EV_ACQUIRED,       /* a: ns the hold started (creation of its lock object, else now) */
 	EV_BUSY,           /* acquire gave up within its own budget */
 	EV_ACQUIRE_ERROR,  /* err: errno raised by acquire */
-	EV_READ,           /* a: revision read (-1 missing), b: own count read; err EBADMSG = unparseable (generation: a version, b 1 = from its cache; append: a next seq - 1, b source as EV_APPEND's c) */
+	EV_READ,           /* a: revision read (-1 missing), b: own count read; err EBADMSG = unparseable (generation: a version, b 1 = from its cache, 2 = from a writer's kept own write; append: a next seq - 1, b source as EV_APPEND's c, c 1 + the journal bytes it replayed when it wrote that replay to the snapshot, else 0) */
 	EV_COMMIT_BEGIN,   /* a: revision about to be written, b: own count (just before rename) */
 	EV_COMMIT,         /* a: revision written, b: own count written (rename returned 0) */
 	EV_LOST,           /* held() said no: nothing written */

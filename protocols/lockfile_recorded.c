@@ -89,11 +89,29 @@
  * The harness calls init() before it binds the worker to fsx, so these steps
  * pass the seam unbound: no faults, no trace, no ownership records.
  *
+ *   WAIT (WN4, WN6 before the sleep), the first time in an acquire: REWRITE
+ *            every other lock this module instance holds with "waitingFor":
+ *            {"path": P, "since": <ISO of the acquire's start>}; when the
+ *            acquire ends (taken, timed out, raised) REWRITE them again without
+ *   REWRITE(reading)  fd null: nothing (changeHolding is the tab's); else the
+ *            holder record again (its take's `at`, token, operation, caller),
+ *            padded with spaces before "\n" up to the file's length, then
+ *            RW1 pwrite(fd, text, 0)   error: logged (last_error), no RW2
+ *            RW2 ftruncate(fd, len)    error: logged
+ *            so a shorter record never leaves an old tail.  hold/after-pwrite is
+ *            §5.7's hold/between-pwrite-and-ftruncate.
+ *
+ * A module instance is (process, worker id): the locks one worker id holds in
+ * this process are its held readings.  A torture worker holds one lock and
+ * waits on nothing while holding it, so REWRITE runs only when a process
+ * holds one lock and waits on another (tests/unit_lockfile.cc).
+ *
  * Not modelled: the kernel-step (tab) variant (a) of CREATE_RECORDED,
- * RELEASE_RECORDED's and release's changeHolding (RR2, WR2), and REWRITE
- * (waitingFor and hold-time record rewrites: a worker here holds one lock and
- * waits on nothing while holding it, so WAIT's rewrite has nothing to do; the
- * hold/... points do not exist).  Decisions where the source is silent: a holder
+ * RELEASE_RECORDED's and release's changeHolding (RR2, WR2), the rewrites
+ * withStorageLockOperation makes on enter/exit of an operation (the harness
+ * has no hook inside the critical section) and a crash in the middle of
+ * RW1's pwrite.  Decisions where the source is silent: the shape of
+ * waitingFor ({"path","since"}) and its removal when the wait ends; a holder
  * record is a JSON object (any other value is null); `at` counts when it
  * parses as toISOString's form, else the mtime; two absent tokens are equal
  * in SR3 (a 3.0.155 record naming our own pid is not "ours"); take files use
@@ -214,6 +232,8 @@ static const char *const lr_points[] = {
 	"lockfile-recorded/recovery-release/after-close",
 	"lockfile-recorded/recovery-release/after-read",
 	"lockfile-recorded/recovery-release/after-unlink",
+	"lockfile-recorded/hold/after-pwrite",
+	"lockfile-recorded/hold/after-ftruncate",
 	"lockfile-recorded/release/after-close",
 	"lockfile-recorded/release/after-read",
 	"lockfile-recorded/release/after-unlink",
@@ -272,7 +292,9 @@ enum { LR_SWEPT_LOCK = 1u, LR_SWEPT_RECOVERY = 2u };
 struct lr_state {
 	int taken;                   /* acquire returned 0 and release has not run */
 	int fd;                      /* the held lock's descriptor; -1: none (CR6 failed) */
-	size_t rec_len;              /* bytes of the record taken with it (REWRITE's floor) */
+	size_t rec_len;              /* bytes of the record file now (REWRITE pads up to it) */
+	char at[40];                 /* the record's `at`, kept by REWRITE */
+	int waiting;                 /* this acquire rewrote the held records with waitingFor */
 	char token[LR_UUID_LEN + 1]; /* this take's token */
 	int own_set;                 /* ownLocks[P] is set ... */
 	char own[LR_UUID_LEN + 1];   /* ... to this token */
@@ -417,9 +439,12 @@ static int lr_pid_dead(long long pid)
 /*
  * A record (malloc'd, ending in "\n"): the lock's
  * {"pid","hostname","at","token","operation","caller"}, or with
- * operation == NULL the .recovery's {"pid","hostname","at","token"}.
+ * operation == NULL the .recovery's {"pid","hostname","at","token"}.  `at`
+ * is AT_SET when given (a rewrite keeps its take's), else now; WAITING_PATH
+ * adds "waitingFor":{"path","since"}.
  */
-static char *lr_record(struct lock *lk, const char *token, const char *operation, size_t *len)
+static char *lr_record(struct lock *lk, const char *token, const char *operation, const char *at_set,
+		       const char *waiting_path, const char *waiting_since, size_t *len)
 {
 	char host[LR_HOST_MAX], at[40], caller[32];
 	json_t *o = json_object();
@@ -429,7 +454,10 @@ static char *lr_record(struct lock *lk, const char *token, const char *operation
 	if (!o)
 		goto out_nomem;
 	ls_hostname(host, sizeof host);
-	ls_iso(fsx_now_ms(), at, sizeof at);
+	if (at_set)
+		snprintf(at, sizeof at, "%s", at_set);
+	else
+		ls_iso(fsx_now_ms(), at, sizeof at);
 	bad = json_object_set_new(o, "pid", json_integer((json_int_t)fsx_getpid())) ||
 	      json_object_set_new(o, "hostname", json_string(host)) ||
 	      json_object_set_new(o, "at", json_string(at)) ||
@@ -439,6 +467,10 @@ static char *lr_record(struct lock *lk, const char *token, const char *operation
 		bad = json_object_set_new(o, "operation", json_string(operation)) ||
 		      json_object_set_new(o, "caller", json_string(caller));
 	}
+	if (!bad && waiting_path)
+		bad = json_object_set_new(o, "waitingFor",
+					  json_pack("{s:s, s:s}", "path", waiting_path, "since",
+						    waiting_since)) != 0;
 	if (bad) {
 		json_decref(o);
 		goto out_nomem;
@@ -781,6 +813,113 @@ static int lr_recovery_stale(struct lock *lk, const char *rec_path)
 	return dead;
 }
 
+/* ---- held readings and REWRITE ---- */
+
+/*
+ * The locks this process holds now, in take order (the origin's stack of
+ * readings); one module instance's are those of one worker id.  Kept by value
+ * (what REWRITE needs), so a reading never points into a struct lock that is
+ * gone: a lock that is never released keeps its descriptor open, and its
+ * reading names that descriptor still.
+ */
+#define LR_MAX_READINGS 16
+struct lr_reading {
+	unsigned worker;
+	int fd;                      /* -1: none (CR6 failed): REWRITE does nothing */
+	size_t rec_len;              /* the record file's length now */
+	char token[LR_UUID_LEN + 1];
+	char at[40];
+};
+static struct lr_reading lr_readings[LR_MAX_READINGS];
+static unsigned lr_nreadings;
+
+static void lr_reading_push(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+	struct lr_reading *r;
+
+	if (lr_nreadings == LR_MAX_READINGS)
+		LS_BUG("lockfile-recorded: more than 16 locks held in one process");
+	r = &lr_readings[lr_nreadings++];
+	r->worker = lk->worker;
+	r->fd = s->fd;
+	r->rec_len = s->rec_len;
+	memcpy(r->token, s->token, sizeof r->token);
+	memcpy(r->at, s->at, sizeof r->at);
+}
+
+static void lr_reading_pop(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+
+	for (unsigned i = lr_nreadings; i-- > 0;) {
+		if (lr_readings[i].worker != lk->worker || strcmp(lr_readings[i].token, s->token) != 0)
+			continue;
+		memmove(&lr_readings[i], &lr_readings[i + 1],
+			(lr_nreadings - i - 1) * sizeof lr_readings[0]);
+		lr_nreadings--;
+		return;
+	}
+}
+
+/* REWRITE(reading): its record again, with WAITING_PATH's waitingFor or
+ * without, padded to the file's length; RW1 pwrite, RW2 ftruncate.  Errors
+ * are logged only: the origin's log line, which the harness does not keep. */
+static void lr_rewrite(struct lock *waiter, struct lr_reading *r, const char *waiting_path,
+		       const char *waiting_since)
+{
+	size_t len;
+	char *text, *g;
+
+	if (r->fd < 0)
+		return; /* changeHolding: a tab's; on a host nothing happens */
+	/* the caller field names the worker, the same for every lock it holds */
+	text = lr_record(waiter, r->token, "withLock", r->at, waiting_path, waiting_since, &len);
+	if (!text)
+		return;
+	if (len < r->rec_len) {
+		/* spaces before the "\n": never a shorter file with an old tail */
+		g = realloc(text, r->rec_len + 1);
+		if (!g)
+			goto out;
+		text = g;
+		memset(text + len - 1, ' ', r->rec_len - len);
+		text[r->rec_len - 1] = '\n';
+		text[r->rec_len] = '\0';
+		len = r->rec_len;
+	}
+	/* [RW1 pwrite] */
+	if (fsx_pwrite(r->fd, text, len, 0) != (ssize_t)len)
+		goto out;
+	fsx_point("lockfile-recorded/hold/after-pwrite");
+	/* [RW2 ftruncate] */
+	if (fsx_ftruncate(r->fd, (off_t)len) != 0)
+		goto out;
+	r->rec_len = len;
+	fsx_point("lockfile-recorded/hold/after-ftruncate");
+out:
+	free(text);
+}
+
+/* WAIT's rewrite: every other lock this instance holds says what it waits
+ * for, once per acquire.  SET 0: the wait is over, rewrite them without. */
+static void lr_waiting(struct lock *lk, int set, int64_t started)
+{
+	struct lr_state *s = lr_state(lk);
+	char since[40];
+
+	if (set == s->waiting)
+		return;
+	s->waiting = set;
+	ls_iso(started, since, sizeof since);
+	for (unsigned i = 0; i < lr_nreadings; i++) {
+		struct lr_reading *r = &lr_readings[i];
+
+		if (r->worker == lk->worker && !(s->taken && strcmp(r->token, s->token) == 0))
+			lr_rewrite(lk, r, set ? lk->path : NULL, since);
+	}
+}
+
 /* A timeout's message reads the file it names: a step. */
 static int lr_timed_out(struct lock *lk, const char *path)
 {
@@ -872,7 +1011,7 @@ static int lr_reclaim(struct lock *lk, int64_t started)
 
 	/* [WN5 recovery-take] */
 	lr_uuid(lk, rtoken);
-	text = lr_record(lk, rtoken, NULL, &len);
+	text = lr_record(lk, rtoken, NULL, NULL, NULL, NULL, &len);
 	if (!text)
 		return lr_raise(lk, errno);
 	o = lr_create_recorded(lk, rec_path, text, len, rtoken, &lr_recovery_take,
@@ -892,6 +1031,7 @@ static int lr_reclaim(struct lock *lk, int64_t started)
 		}
 		if (fsx_now_ms() - started > lk->param[LR_WAIT])
 			return lr_timed_out(lk, rec_path); /* "Lock recovery is active or interrupted" */
+		lr_waiting(lk, 1, started); /* WAIT(P.recovery) */
 		lr_wait(lk->param[LR_POLL], "lockfile-recorded/take/after-sleep");
 		return 0;
 	case LR_TAKEN:
@@ -917,21 +1057,13 @@ static int lr_make_dir(struct lock *lk)
 	return 0;
 }
 
-/* withLock's take: 0 held, LS_BUSY timed out, -1 raised. */
-static int lr_acquire(struct lock *lk)
+/* withLock's take loop: 0 held, LS_BUSY timed out, -1 raised. */
+static int lr_take_loop(struct lock *lk, int64_t started)
 {
 	struct lr_state *s = lr_state(lk);
-	int64_t started, unrecorded = 0;
+	int64_t unrecorded = 0;
 	int made = 0;
 
-	if (s->taken)
-		LS_BUG("lockfile-recorded: acquire while held (release first)");
-	if (!lk->rng)
-		LS_BUG("lockfile-recorded: no rng for tokens");
-	lk->last_error = 0;
-
-	started = fsx_now_ms();
-	lr_uuid(lk, s->token);
 	for (;;) {
 		enum lr_outcome o;
 		size_t len;
@@ -939,7 +1071,8 @@ static int lr_acquire(struct lock *lk)
 		int fd, r;
 
 		/* [WN1 take] */
-		text = lr_record(lk, s->token, "withLock", &len);
+		ls_iso(fsx_now_ms(), s->at, sizeof s->at);
+		text = lr_record(lk, s->token, "withLock", s->at, NULL, NULL, &len);
 		if (!text)
 			return lr_raise(lk, errno);
 		o = lr_create_recorded(lk, lk->path, text, len, s->token, &lr_lock_take,
@@ -952,6 +1085,7 @@ static int lr_acquire(struct lock *lk)
 			s->taken = 1;
 			s->own_set = 1; /* ownLocks[P] := token */
 			memcpy(s->own, s->token, sizeof s->own);
+			lr_reading_push(lk); /* push reading(P, fd, record, bytes) */
 			return 0;
 		case LR_RAISE:
 			if (errno != ENOENT || made)
@@ -978,6 +1112,7 @@ static int lr_acquire(struct lock *lk)
 			/* [WN4] */
 			if (fsx_now_ms() - started > lk->param[LR_WAIT])
 				return lr_timed_out(lk, lk->path);
+			lr_waiting(lk, 1, started); /* WAIT(P) */
 			lr_wait(lk->param[LR_POLL], "lockfile-recorded/take/after-sleep");
 			continue;
 		}
@@ -988,6 +1123,29 @@ static int lr_acquire(struct lock *lk)
 		if (r != 0)
 			return r;
 	}
+}
+
+/* withLock's take: 0 held, LS_BUSY timed out, -1 raised. */
+static int lr_acquire(struct lock *lk)
+{
+	struct lr_state *s = lr_state(lk);
+	int64_t started;
+	int r, err;
+
+	if (s->taken)
+		LS_BUG("lockfile-recorded: acquire while held (release first)");
+	if (!lk->rng)
+		LS_BUG("lockfile-recorded: no rng for tokens");
+	lk->last_error = 0;
+
+	started = fsx_now_ms();
+	lr_uuid(lk, s->token);
+	s->waiting = 0;
+	r = lr_take_loop(lk, started);
+	err = errno;
+	lr_waiting(lk, 0, started); /* the wait is over: the held records say so */
+	errno = err;
+	return r;
 }
 
 static int lr_held(struct lock *lk)
@@ -1008,6 +1166,7 @@ static int lr_release(struct lock *lk)
 	s->taken = 0;
 	s->own_set = 0; /* delete ownLocks[P] */
 	s->fd = -1;
+	lr_reading_pop(lk); /* pop reading */
 
 	/* [WR1 close] an error raises, and the token release is skipped */
 	if (fd >= 0) {
@@ -1128,7 +1287,7 @@ static void lr_remove_lock(struct lock *lk, const char *path, int64_t before_ms)
 	if (lr_name(rec_path, path, ".recovery") != 0)
 		return;
 	lr_uuid(lk, rtoken);
-	text = lr_record(lk, rtoken, NULL, &len);
+	text = lr_record(lk, rtoken, NULL, NULL, NULL, NULL, &len);
 	if (!text)
 		return;
 	/* [CL1] any failure: a reclaimer is at work */

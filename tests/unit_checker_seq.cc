@@ -47,6 +47,11 @@ struct Hist {
 	}
 	/* W appended SEQ in OP (EV_APPEND, c = 3: from a replay) */
 	Hist &append(unsigned w, uint32_t op, double t, int64_t s) { return ev(w, EV_APPEND, op, t, s, 0, 3); }
+	/* W's getSnapshot wrote its replay of the journal's first BYTES bytes (0.8.0's JL7) */
+	Hist &snapread(unsigned w, uint32_t op, double t, int64_t next, size_t bytes)
+	{
+		return ev(w, EV_READ, op, t, next - 1, 3, (int64_t)bytes + 1);
+	}
 	/* a write of version V finished */
 	Hist &commit(unsigned w, uint32_t op, double t, int64_t v) { return ev(w, EV_COMMIT, op, t, v); }
 	Hist &fault(unsigned w, uint32_t op, double t, int kind)
@@ -69,6 +74,19 @@ std::string line(int64_t seq, int w, int64_t op)
 	       "\"checkpoint\",\"w\":" + std::to_string(w) + ",\"op\":" + std::to_string(op) + "}}\n";
 }
 
+/* A snapshot file: 0.8.0's (bytes < 0: no meta) or 1.0.0's. */
+std::string snapshot(int64_t events, int64_t last, int64_t diag, int w, int64_t op, const char *call,
+		     long long bytes = -1, int64_t next = 0)
+{
+	std::string s = "{\"id\":\"session\",\"events\":" + std::to_string(events) + ",\"lastSeq\":" +
+			std::to_string(last) + ",\"diagnostics\":" + std::to_string(diag) +
+			",\"by\":{\"w\":" + std::to_string(w) + ",\"op\":" + std::to_string(op) +
+			",\"call\":\"" + call + "\"}";
+	if (bytes >= 0)
+		s += ",\"__journalBytes\":" + std::to_string(bytes) + ",\"__nextSeq\":" + std::to_string(next);
+	return s + "}\n";
+}
+
 /* A seeded (legacy) line: no worker. */
 std::string seeded(int64_t seq)
 {
@@ -82,6 +100,8 @@ struct CheckRun {
 	int check_state = 0;
 	bool has_final = true;
 	std::string final_journal;
+	bool has_snapshot = false;
+	std::string final_snapshot;
 
 	check_result go(const Hist &h)
 	{
@@ -98,6 +118,8 @@ struct CheckRun {
 		in.check_stale_read = check_stale_read;
 		in.final_state = has_final ? final_journal.data() : nullptr;
 		in.final_len = has_final ? final_journal.size() : 0;
+		in.final_snapshot = has_snapshot ? final_snapshot.data() : nullptr;
+		in.final_snapshot_len = has_snapshot ? final_snapshot.size() : 0;
 		check_result out;
 		EXPECT_EQ(check_run(&in, &out), 0);
 		return out;
@@ -350,6 +372,147 @@ TEST(CheckerSeq, NotCheckedUnlessTheWorkloadSaysSo)
 	EXPECT_EQ(viol(r, INV_JOURNAL_SEQ), 0u);
 	EXPECT_FALSE(r.inv[INV_JOURNAL_SEQ].applicable);
 	EXPECT_EQ(r.pass, 1);
+}
+
+/* ---- journal-seq: a trusted snapshot matches the journal ---- */
+
+/* K-JL-2: a reader replayed while w0's line for seq 3 was half written, and
+ * wrote that replay to disk; the line is whole in the final journal. */
+TEST(CheckerSnapshot, ReaderWroteAReplayOfAHalfWrittenJournal)
+{
+	std::string j = line(1, 0, 0) + line(2, 0, 1) + line(3, 0, 2);
+	size_t cut = line(1, 0, 0).size() + line(2, 0, 1).size() + 10; /* 10 bytes of seq 3's line */
+	Hist h;
+	h.append(0, 0, 1, 1).append(0, 1, 2, 2).snapread(2, 7, 3, 3, cut).append(0, 2, 4, 3);
+	CheckRun run;
+	run.final_journal = j;
+	check_result r = run.go(h);
+	only(r, INV_JOURNAL_SEQ);
+	EXPECT_EQ(viol(r, INV_JOURNAL_SEQ), 1u);
+	EXPECT_NE(ex(r, INV_JOURNAL_SEQ).find("w2's getSnapshot (op 7, seq 3) wrote the snapshot from a "
+					      "half-written journal"), std::string::npos)
+		<< ex(r, INV_JOURNAL_SEQ);
+	EXPECT_NE(ex(r, INV_JOURNAL_SEQ).find("end inside line 3 (seq 3, w0 op 2)"), std::string::npos)
+		<< ex(r, INV_JOURNAL_SEQ);
+	EXPECT_EQ(r.inv[INV_JOURNAL_SEQ].ex[0].worker[0], 2);
+	EXPECT_EQ(r.inv[INV_JOURNAL_SEQ].ex[0].worker[1], 0);
+}
+
+TEST(CheckerSnapshot, ReplaysOfWholeLinesOrOfATearAreFine)
+{
+	std::string a = line(1, 0, 0), b = line(2, 0, 1);
+	Hist h;
+	h.append(0, 0, 1, 1).append(0, 1, 2, 2);
+	h.snapread(2, 1, 3, 2, a.size());         /* ends on a "\n" */
+	h.snapread(2, 2, 4, 2, a.size() + b.size() - 1); /* all but the "\n": the text is whole */
+	h.snapread(2, 3, 5, 3, a.size() + b.size()); /* the whole journal */
+	h.snapread(2, 4, 6, 3, 0);                /* no journal yet */
+	CheckRun run;
+	run.final_journal = a + b;
+	clean(run.go(h));
+
+	/* a torn line stays torn: the replay told the truth about it */
+	Hist t;
+	t.append(0, 0, 1, 1).snapread(2, 1, 2, 2, a.size() + 5);
+	run.final_journal = a + b.substr(0, 12) + line(3, 0, 2); /* seq 2's tear, seq 3 glued on */
+	check_result r = run.go(t);
+	EXPECT_EQ(viol(r, INV_JOURNAL_SEQ), 0u) << ex(r, INV_JOURNAL_SEQ);
+}
+
+/* 0.8.0's snapshot has no meta: it stands for the journal as it is. */
+TEST(CheckerSnapshot, LegacySnapshotBehindTheJournalNamesItsWriterAndWhatItMisses)
+{
+	Hist h;
+	h.append(0, 0, 1, 1).append(1, 0, 2, 2).append(0, 1, 3, 3);
+	CheckRun run;
+	run.final_journal = line(1, 0, 0) + line(2, 1, 0) + line(3, 0, 1);
+	run.has_snapshot = true;
+	run.final_snapshot = snapshot(3, 3, 0, 0, 1, "appendEvent");
+	clean(run.go(h));
+
+	run.final_snapshot = snapshot(2, 2, 0, 2, 9, "getSnapshot");
+	check_result r = run.go(h);
+	only(r, INV_JOURNAL_SEQ);
+	EXPECT_EQ(viol(r, INV_JOURNAL_SEQ), 1u);
+	std::string e = ex(r, INV_JOURNAL_SEQ);
+	EXPECT_NE(e.find("the final snapshot (written by w2's getSnapshot, op 9)"), std::string::npos) << e;
+	EXPECT_NE(e.find("it misses 1 event, from seq 3 (w0 op 1, line 3)"), std::string::npos) << e;
+	EXPECT_EQ(r.inv[INV_JOURNAL_SEQ].ex[0].worker[0], 2);
+	EXPECT_EQ(r.inv[INV_JOURNAL_SEQ].ex[0].worker[1], 0);
+
+	/* parse failures count too: a snapshot that saw none of the journal's tear */
+	run.final_journal = line(1, 0, 0) + "{\"seq\":2,\"i" + line(2, 1, 0);
+	run.final_snapshot = snapshot(1, 1, 0, 1, 4, "appendEvent");
+	r = run.go(h);
+	EXPECT_NE(ex(r, INV_JOURNAL_SEQ, r.inv[INV_JOURNAL_SEQ].nex - 1).find("parse failures are not"),
+		  std::string::npos);
+}
+
+/* 1.0.0: trusted only on an exact byte match; trusted, it must be the replay. */
+TEST(CheckerSnapshot, NewSnapshotIsJudgedOnlyWhenItsByteCountMatches)
+{
+	std::string j = line(1, 0, 0) + line(2, 1, 0);
+	Hist h;
+	h.append(0, 0, 1, 1).append(1, 0, 2, 2);
+	CheckRun run;
+	run.final_journal = j;
+	run.has_snapshot = true;
+	long long n = (long long)j.size();
+
+	run.final_snapshot = snapshot(2, 2, 0, 1, 0, "appendEvent", n, 3);
+	clean(run.go(h));
+	/* behind, but says so: readers replay */
+	run.final_snapshot = snapshot(1, 1, 0, 0, 0, "appendEvent", n - 5, 2);
+	clean(run.go(h));
+	/* wrong id, or no integer __nextSeq: not trusted either */
+	run.final_snapshot = snapshot(1, 1, 0, 0, 0, "appendEvent", n, 2);
+	run.final_snapshot.replace(run.final_snapshot.find("session"), 7, "other!!");
+	clean(run.go(h));
+	/* unparseable (torn mid-write): claims nothing */
+	run.final_snapshot = "{\"id\":\"sess";
+	clean(run.go(h));
+
+	/* the torn-tail case: an event the journal lost, counted, under the exact byte count */
+	run.final_snapshot = snapshot(3, 3, 0, 1, 5, "appendEvent", n, 4);
+	check_result r = run.go(h);
+	only(r, INV_JOURNAL_SEQ);
+	std::string e = ex(r, INV_JOURNAL_SEQ);
+	EXPECT_NE(e.find("claims the journal's " + std::to_string(n) + " bytes"), std::string::npos) << e;
+	EXPECT_NE(e.find("it counts 1 event no parsed line of the journal holds"), std::string::npos) << e;
+
+	/* the same counts but a next seq a replay would not give */
+	run.final_snapshot = snapshot(2, 2, 0, 1, 5, "appendEvent", n, 9);
+	r = run.go(h);
+	EXPECT_NE(ex(r, INV_JOURNAL_SEQ).find("takes next seq 9, a replay 3"), std::string::npos)
+		<< ex(r, INV_JOURNAL_SEQ);
+}
+
+TEST(CheckerSnapshot, ReplayAndSnapshotParse)
+{
+	std::string j = line(4, 3, 9) + "not json\n" + seeded(2) + "{\"seq\":7,\"i";
+	struct append_replay rp;
+	ASSERT_EQ(append_replay(j.data(), j.size(), &rp), 0);
+	EXPECT_EQ(rp.events, 2);
+	EXPECT_EQ(rp.last_seq, 2) << "the last parsed line's seq, not the largest";
+	EXPECT_EQ(rp.diagnostics, 2);
+	EXPECT_EQ(rp.next_seq, 5);
+
+	struct append_snapshot sn;
+	std::string s = snapshot(3, 4, 1, 2, 7, "getSnapshot");
+	ASSERT_EQ(append_snapshot_parse(s.data(), s.size(), &sn), 0);
+	EXPECT_EQ(sn.events, 3);
+	EXPECT_EQ(sn.has_meta, 0);
+	EXPECT_EQ(sn.worker, 2);
+	EXPECT_EQ(sn.op, 7);
+	EXPECT_STREQ(sn.call, "getSnapshot");
+	s = snapshot(3, 4, 1, 2, 7, "appendEvent", 120, 5);
+	ASSERT_EQ(append_snapshot_parse(s.data(), s.size(), &sn), 0);
+	EXPECT_EQ(sn.has_meta, 1);
+	EXPECT_EQ(sn.journal_bytes, 120);
+	EXPECT_EQ(sn.next_seq, 5);
+	EXPECT_EQ(sn.id_ok, 1);
+	EXPECT_EQ(append_snapshot_parse("[1]", 3, &sn), -1);
+	EXPECT_EQ(append_snapshot_parse("", 0, &sn), -1);
 }
 
 /* ---- journal scan ---- */

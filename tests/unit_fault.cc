@@ -57,6 +57,28 @@ TEST(FaultParse, EveryKindWithItsKeys)
 	EXPECT_EQ(plan.rule[8].workers_all, 0);
 	EXPECT_EQ(plan.rule[8].workers[0], (1ULL << 0) | (1ULL << 2) | (1ULL << 5) | (1ULL << 6) | (1ULL << 7));
 	EXPECT_EQ(plan.rule[9].res_ms, 2000);
+	EXPECT_EQ(plan.rule[6].split, 0);
+	EXPECT_EQ(plan.rule[6].err, ENOSPC);
+}
+
+/* short-write with for=: a split write, no errno; the pause is resolved like a stall's. */
+TEST(FaultParse, ShortWriteWithForSplits)
+{
+	struct fault_plan plan;
+	memset(&plan, 0, sizeof plan);
+	char why[512];
+	ASSERT_EQ(fault_parse(&plan, "short-write@fs/write:bytes=10,for=5ms", why, sizeof why), 0) << why;
+	EXPECT_EQ(plan.rule[0].split, 1);
+	EXPECT_EQ(plan.rule[0].err, 0);
+	struct fault_state st;
+	memset(&st, 0, sizeof st);
+	struct prng rng;
+	prng_seed(&rng, 1, 0, 0);
+	struct fault_action a = fault_check(&plan, &st, &rng, 0, "fs/write", "/x/state.json", 100);
+	EXPECT_EQ(a.kind, FK_SHORT_WRITE);
+	EXPECT_EQ(a.err, 0);
+	EXPECT_EQ(a.stall_ms, 5);
+	EXPECT_EQ(a.bytes, 10);
 }
 
 struct BadSpec {
@@ -85,6 +107,7 @@ TEST(FaultParse, BadSpecsNameTheOffendingToken)
 		{ "coarse-mtime:res=0", "res=0" },
 		{ "stall:workers=x", "workers=x" },
 		{ "stall:workers=5-2", "workers=5-2" },
+		{ "short-write:for=1ms,err=EIO", "takes no err=" },
 	};
 	for (const BadSpec &b : bad) {
 		std::string why = parse_error(b.spec);

@@ -94,6 +94,20 @@ TEST(FsxBound, ErrnoOnWriteWritesNothingAndShortWriteWritesK)
 	EXPECT_EQ(slurp(b.dir.sub("f")), "hel!");
 }
 
+/* short-write with for=: the write loop's second write(2) comes late; the
+ * call succeeds with every byte, and the fault is journalled (err 0). */
+TEST(FsxBound, SplitShortWriteLandsEveryByteAfterThePause)
+{
+	Bound b({ "short-write@fs/write:nth=1,bytes=2,for=1ms" });
+	int fd = fsx_open(b.dir.sub("f").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(fsx_write_all(fd, "hello", 5), 0);
+	EXPECT_EQ(fsx_write_all(fd, "!", 1), 0);
+	fsx_close(fd);
+	EXPECT_EQ(slurp(b.dir.sub("f")), "hello!");
+	EXPECT_EQ(b.records(EV_FAULT), 1u);
+}
+
 TEST(FsxBound, SkewMovesTheClockCoarseMtimeRoundsFileTimes)
 {
 	int64_t before = fsx_now_ms();

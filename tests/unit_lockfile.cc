@@ -730,6 +730,83 @@ TEST(LockfileRecorded, SecondInstanceInProcessTakesItByTheOwnPidRule)
 	EXPECT_TRUE(entries(env.dir.path).empty());
 }
 
+/* WAIT's REWRITE (§5.5): a process that holds one lock and waits on another
+ * rewrites its held record with waitingFor, and without it once the wait is
+ * over - padded with spaces to the file's length, never a shorter file with
+ * an old tail.  Here the wait times out (the other lock's holder is a live
+ * child). */
+TEST(LockfileRecorded, WaitRewritesHeldRecordsWithWaitingForThenPadsItAway)
+{
+	Env env;
+	std::string other = env.dir.sub("other.json");
+	ChildHolder child(&lockfile_recorded_ops, other);
+	ASSERT_TRUE(child.ok());
+	LfLock a(&lockfile_recorded_ops, env.file, 0);
+	ASSERT_EQ(a.acquire(), 0);
+	std::string before = slurp(env.P);
+	LfLock b(&lockfile_recorded_ops, other, 0); /* the same module instance: worker 0 */
+	EXPECT_EQ(b.acquire(), LS_BUSY);
+	std::string after = slurp(env.P);
+	EXPECT_GT(after.size(), before.size()) << "waitingFor grew it, and the rewrite back is padded: " << after;
+	EXPECT_EQ(after.find("waitingFor"), std::string::npos) << after;
+	std::string body = before.substr(0, before.size() - 1);
+	EXPECT_EQ(after, body + std::string(after.size() - before.size(), ' ') + "\n")
+		<< "the same record (its take's at and token), spaces before the newline";
+
+	/* a lock held by another instance (worker 1) is not this one's to rewrite */
+	LfLock c(&lockfile_recorded_ops, other, 1);
+	EXPECT_EQ(c.acquire(), LS_BUSY);
+	EXPECT_EQ(slurp(env.P), after);
+	EXPECT_EQ(a.release(), 0) << "the token still reads back: released";
+	EXPECT_FALSE(exists(env.P));
+	EXPECT_EQ(child.finish(), 0);
+}
+
+/* While it waits, the record says what for: a child holds A and waits on B,
+ * which this process holds; A's record names B until the child takes B. */
+TEST(LockfileRecorded, HeldRecordNamesTheLockItsHolderWaitsFor)
+{
+	Env env;
+	std::string other = env.dir.sub("other.json");
+	LfLock b(&lockfile_recorded_ops, other, 0);
+	ASSERT_EQ(b.acquire(), 0);
+	int done[2];
+	ASSERT_EQ(pipe(done), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(done[0]);
+		int rc = 1;
+		{
+			LfLock ca(&lockfile_recorded_ops, env.file, 7);
+			LfLock cb(&lockfile_recorded_ops, other, 7, { { "wait_ms", 10000 } });
+			if (ca.acquire() == 0 && cb.acquire() == 0) {
+				char c = 'y';
+				rc = write(done[1], &c, 1) == 1 && cb.release() == 0 && ca.release() == 0 ? 0 : 2;
+			}
+		}
+		_exit(rc);
+	}
+	close(done[1]);
+	/* the child's first wait rewrites A: watch for it, bounded (no sleep) */
+	std::string rec, want = ",\"waitingFor\":{\"path\":\"" + other + ".lock\",\"since\":\"";
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do { /* a read may meet the pwrite half done: look until the whole field is there */
+		rec = slurp(env.P);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (rec.find(want) == std::string::npos && t.tv_sec - t0.tv_sec < 8);
+	EXPECT_NE(rec.find(want), std::string::npos) << rec;
+	EXPECT_TRUE(std::regex_search(rec, std::regex("\"since\":\"[0-9T:.-]+Z\"\\}\\}\n$"))) << rec;
+	EXPECT_EQ(b.release(), 0);
+	char c = 'n';
+	EXPECT_EQ(read(done[0], &c, 1), 1);
+	EXPECT_EQ(c, 'y') << "the child took B once it was released";
+	close(done[0]);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* CR4 SWEEP: on a link EEXIST, take files older than the grace are removed,
  * younger ones (a live taker's) are kept; once per process per path. */
 TEST(LockfileRecorded, SweepRemovesOldTakeFiles)

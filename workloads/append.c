@@ -13,6 +13,11 @@
  *   locked=1     appendEvent runs under the run's lock protocol (worker_acquire
  *                .. worker_release).  The origin runs it under no lock at all
  *                (§0.2 item 10): locked=0, the default.
+ *   writers=K    workers 0..K-1 only append, the others only call getSnapshot
+ *                (read_pct is then not used); 0, the default: every worker
+ *                does both, read_pct of its ops being reads.  One writer and
+ *                readers is K-JL-2 without K-JL-1: the writer's own cache is
+ *                always right, so a wrong snapshot is a reader's.
  *
  * Files, beside each other in the store folder:
  *   <state file>                    the primary journal (JSONL).  The driver
@@ -28,7 +33,9 @@
  * {"id":..,"type":..,"w":<worker>,"op":<op>}}.  w and op let the checker tell
  * whose line it is.  The derived state ("snapshot") keeps what the seq rules
  * need: {"id","events","lastSeq","diagnostics"} (counts; the origin's phase
- * fields do not change a sequence number).
+ * fields do not change a sequence number), and the snapshot file adds
+ * "by":{"w","op","call"} (who wrote it: "appendEvent", "getSnapshot") for the
+ * checker, as a line's w and op do; a reader ignores it.
  *
  * Steps (labels as in PROTOCOLS.md §8):
  *
@@ -55,7 +62,9 @@
  * Journal: every append that returned is an EV_APPEND (a = seq, b = 0: the
  * byte offset of an O_APPEND write is not known, c = where seq came from:
  * 1 cache, 2 snapshot, 3 replay); a failed append or snapshot write is an
- * EV_WRITE_ERROR; a getSnapshot is an EV_READ (a = next - 1, b = source).
+ * EV_WRITE_ERROR; a getSnapshot is an EV_READ (a = next - 1, b = source, c =
+ * 1 + the bytes of the primary journal it replayed when it wrote that replay
+ * to the snapshot file, 0 when it wrote nothing: rev=legacy's JL7, K-JL-2).
  * Locked appends log EV_COMMIT_BEGIN (a = seq) just before the append, so
  * zombie-write sees an append made after the lock was taken over.
  */
@@ -74,7 +83,7 @@
 #include "../harness/config.h"
 #include "workload.h"
 
-enum { AP_REV, AP_LOCKED, AP_READ_PCT, AP_LEGACY_EVENTS, AP_NPARAMS };
+enum { AP_REV, AP_LOCKED, AP_READ_PCT, AP_LEGACY_EVENTS, AP_WRITERS, AP_NPARAMS };
 enum { AP_REV_LEGACY, AP_REV_APPEND };
 enum { AP_SRC_CACHE = 1, AP_SRC_SNAPSHOT = 2, AP_SRC_REPLAY = 3 };
 
@@ -89,6 +98,9 @@ static const struct param ap_params[] = {
 			  "percent of ops that are getSnapshot instead of appendEvent" },
 	[AP_LEGACY_EVENTS] = { "legacy_events", 0, PU_COUNT, NULL,
 			       "lines seeded into the legacy journal (the copy race); 0: no legacy journal" },
+	[AP_WRITERS] = { "writers", 0, PU_COUNT, NULL,
+			 "K > 0: workers 0..K-1 only append, the rest only read (getSnapshot); "
+			 "0: every worker does both (read_pct)" },
 	[AP_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
 };
 
@@ -196,6 +208,56 @@ static int ap_integer(const json_t *v, int64_t *out)
 	return 1;
 }
 
+void append_snapshot_path(const char *state_file, char *out, size_t len)
+{
+	struct ap_paths p;
+
+	ap_paths(state_file, &p);
+	snprintf(out, len, "%s", p.snapshot);
+}
+
+int append_snapshot_parse(const char *buf, size_t len, struct append_snapshot *out)
+{
+	json_t *o = ap_parse(buf, len), *by;
+	int64_t x;
+
+	memset(out, 0, sizeof *out);
+	out->journal_bytes = -1;
+	out->next_seq = -1;
+	out->worker = -1;
+	out->op = -1;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return -1;
+	}
+	out->id_ok = json_is_string(json_object_get(o, "id")) &&
+		     strcmp(json_string_value(json_object_get(o, "id")), AP_SESSION) == 0;
+	/* { ...baseSnapshot(id), ...parsed }: an absent count is the base's 0 */
+	if (ap_integer(json_object_get(o, "events"), &x))
+		out->events = x;
+	if (ap_integer(json_object_get(o, "lastSeq"), &x))
+		out->last_seq = x;
+	if (ap_integer(json_object_get(o, "diagnostics"), &x))
+		out->diagnostics = x;
+	out->has_meta = json_object_get(o, "__journalBytes") != NULL;
+	if (ap_integer(json_object_get(o, "__journalBytes"), &x))
+		out->journal_bytes = x;
+	if (ap_integer(json_object_get(o, "__nextSeq"), &x))
+		out->next_seq = x;
+	by = json_object_get(o, "by");
+	if (json_is_object(by)) {
+		if (ap_integer(json_object_get(by, "w"), &x) && x >= 0 && x <= INT32_MAX)
+			out->worker = (int32_t)x;
+		if (ap_integer(json_object_get(by, "op"), &x))
+			out->op = x;
+		if (json_is_string(json_object_get(by, "call")))
+			snprintf(out->call, sizeof out->call, "%s",
+				 json_string_value(json_object_get(by, "call")));
+	}
+	json_decref(o);
+	return 0;
+}
+
 static int ap_blank(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -261,40 +323,59 @@ next:
 	return 0;
 }
 
-/* REBUILD(path): replay the whole journal.  0, or -1 errno (a read error
- * other than a missing journal: the origin throws). */
-static int ap_rebuild(const char *path, struct ap_snap *s, int64_t *next)
+int append_replay(const char *buf, size_t len, struct append_replay *out)
 {
 	struct append_line *l;
-	size_t n, len;
-	char *buf;
+	size_t n;
 	int64_t max = 0;
 
-	memset(s, 0, sizeof *s);
-	*next = 1;
-	if (!fsx_exists(path))
-		return 0;
-	if (fsx_read_file(path, &buf, &len) != 0)
+	memset(out, 0, sizeof *out);
+	out->next_seq = 1;
+	if (append_journal_scan(buf, len, &l, &n) != 0)
 		return -1;
-	if (append_journal_scan(buf, len, &l, &n) != 0) {
-		free(buf);
-		return -1;
-	}
-	free(buf);
 	for (size_t i = 0; i < n; i++) {
 		if (!l[i].parsed) {
-			s->diagnostics++;
+			out->diagnostics++;
 			continue;
 		}
-		s->events++;
+		out->events++;
 		if (l[i].seq >= 0) {
-			s->last_seq = l[i].seq;
+			out->last_seq = l[i].seq;
 			if (l[i].seq > max)
 				max = l[i].seq;
 		}
 	}
 	free(l);
-	*next = max + 1 > 1 ? max + 1 : 1;
+	out->next_seq = max + 1 > 1 ? max + 1 : 1;
+	return 0;
+}
+
+/* REBUILD(path): replay the whole journal; *bytes gets how many bytes were
+ * replayed (0: no journal).  0, or -1 errno (a read error other than a
+ * missing journal: the origin throws). */
+static int ap_rebuild(const char *path, struct ap_snap *s, int64_t *next, size_t *bytes)
+{
+	struct append_replay r;
+	size_t len;
+	char *buf;
+
+	memset(s, 0, sizeof *s);
+	*next = 1;
+	*bytes = 0;
+	if (!fsx_exists(path))
+		return 0;
+	if (fsx_read_file(path, &buf, &len) != 0)
+		return -1;
+	if (append_replay(buf, len, &r) != 0) {
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	s->events = r.events;
+	s->last_seq = r.last_seq;
+	s->diagnostics = r.diagnostics;
+	*next = r.next_seq;
+	*bytes = len;
 	return 0;
 }
 
@@ -378,15 +459,18 @@ static int ap_append(const char *primary, const char *line, size_t len)
 
 /* writeFileSync(snapshot, text): in place, O_TRUNC first, then the bytes.
  * MID is the point between the two (a reader sees an empty file there). */
-static int ap_write_snapshot(const char *path, const struct ap_snap *s, int meta, int64_t bytes,
-			     int64_t next, const char *mid, const char *after)
+static int ap_write_snapshot(const struct worker *w, const char *call, const char *path,
+			     const struct ap_snap *s, int meta, int64_t bytes, int64_t next,
+			     const char *mid, const char *after)
 {
 	json_t *o;
 	char *text;
 	int fd, r, err;
 
-	o = json_pack("{s:s, s:I, s:I, s:I}", "id", AP_SESSION, "events", (json_int_t)s->events,
-		      "lastSeq", (json_int_t)s->last_seq, "diagnostics", (json_int_t)s->diagnostics);
+	o = json_pack("{s:s, s:I, s:I, s:I, s:{s:I, s:I, s:s}}", "id", AP_SESSION, "events",
+		      (json_int_t)s->events, "lastSeq", (json_int_t)s->last_seq, "diagnostics",
+		      (json_int_t)s->diagnostics, "by", "w", (json_int_t)w->id, "op",
+		      (json_int_t)w->op, "call", call);
 	if (o && meta &&
 	    (json_object_set_new(o, "__journalBytes", json_integer(bytes)) < 0 ||
 	     json_object_set_new(o, "__nextSeq", json_integer(next)) < 0)) {
@@ -503,7 +587,9 @@ static int ap_read_state(struct worker *w, const struct ap_paths *p, int allow_s
 	}
 	/* [RS3 journal-read] may include bytes appended after RS1: keyed by
 	 * the pre-read stat, which is conservative */
-	if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &next) != 0)
+	size_t bytes;
+
+	if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &next, &bytes) != 0)
 		return -1;
 	fsx_point("append/read/after-journal-read");
 	*c = (struct ap_cache){ w, 1, s, next, legacy, size, mt };
@@ -524,7 +610,7 @@ static int ap_persist(struct worker *w, const struct ap_paths *p, const struct a
 	have = fsx_stat(legacy ? p->legacy : p->primary, &st) == 0;
 	fsx_point("append/persist/after-stat");
 	/* [PS2 snapshot-write] */
-	if (ap_write_snapshot(p->snapshot, s, 1, have ? st.size : -1, next,
+	if (ap_write_snapshot(w, "appendEvent", p->snapshot, s, 1, have ? st.size : -1, next,
 			      "append/persist/mid-snapshot-write",
 			      "append/persist/after-snapshot-write") != 0)
 		return -1;
@@ -600,8 +686,9 @@ static int ap_append_legacy(struct worker *w, const struct ap_paths *p)
 		int legacy = ap_readable_is_legacy(p);
 		struct ap_snap s;
 		int64_t n;
+		size_t bytes;
 
-		if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &n) != 0)
+		if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &n, &bytes) != 0)
 			return -1;
 		fsx_point("append/read/after-journal-read");
 		c->valid = 1;
@@ -619,8 +706,8 @@ static int ap_append_legacy(struct worker *w, const struct ap_paths *p)
 	c->snap = next;
 	c->next_seq = seq + 1;
 	/* [JL6 snapshot-write] in place, no meta */
-	return ap_write_snapshot(p->snapshot, &next, 0, 0, 0, "append/append/mid-snapshot-write",
-				 "append/append/after-snapshot-write");
+	return ap_write_snapshot(w, "appendEvent", p->snapshot, &next, 0, 0, 0,
+				 "append/append/mid-snapshot-write", "append/append/after-snapshot-write");
 }
 
 /* journal-append appendEvent.  0, or -1 errno. */
@@ -650,6 +737,7 @@ static int ap_get_snapshot(struct worker *w, const struct ap_paths *p)
 {
 	struct ap_cache *c = ap_cache_for(w);
 	int src = AP_SRC_REPLAY;
+	int64_t wrote = 0;
 
 	if (w->wparam[AP_REV] == AP_REV_APPEND) {
 		if (ap_read_state(w, p, 1, &src) != 0)
@@ -658,19 +746,24 @@ static int ap_get_snapshot(struct worker *w, const struct ap_paths *p)
 		int legacy = ap_readable_is_legacy(p);
 		struct ap_snap s;
 		int64_t n;
+		size_t bytes;
 
-		if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &n) != 0)
+		if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &n, &bytes) != 0)
 			goto out_err;
 		fsx_point("append/read/after-journal-read");
 		c->valid = 1;
 		c->snap = s;
 		c->next_seq = n;
 		/* [JL7 snapshot-write] every read writes (K-JL-2) */
-		if (ap_write_snapshot(p->snapshot, &s, 0, 0, 0, "append/get/mid-snapshot-write",
+		if (ap_write_snapshot(w, "getSnapshot", p->snapshot, &s, 0, 0, 0,
+				      "append/get/mid-snapshot-write",
 				      "append/get/after-snapshot-write") != 0)
 			goto out_err;
+		/* what landed on disk: a replay of the primary's first `bytes` bytes */
+		if (!legacy)
+			wrote = (int64_t)bytes + 1;
 	}
-	worker_log(w, EV_READ, 0, c->next_seq - 1, src, 0);
+	worker_log(w, EV_READ, 0, c->next_seq - 1, src, wrote);
 	return 0;
 out_err:
 	worker_log(w, EV_READ, errno, -1, 0, 0);
@@ -720,9 +813,13 @@ static int ap_op(struct worker *w)
 	int r;
 
 	ap_paths(w->state_file, &p);
-	if (w->wparam[AP_READ_PCT] > 0 &&
-	    (int64_t)prng_below(&w->rng, 100) < w->wparam[AP_READ_PCT])
+	if (w->wparam[AP_WRITERS] > 0) {
+		if ((int64_t)w->id >= w->wparam[AP_WRITERS])
+			return ap_get_snapshot(w, &p);
+	} else if (w->wparam[AP_READ_PCT] > 0 &&
+		   (int64_t)prng_below(&w->rng, 100) < w->wparam[AP_READ_PCT]) {
 		return ap_get_snapshot(w, &p);
+	}
 
 	if (w->wparam[AP_LOCKED]) {
 		if (worker_acquire(w, 0) != 0)

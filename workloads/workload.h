@@ -106,6 +106,34 @@ struct append_line {
  * with errno ENOMEM. */
 int append_journal_scan(const char *buf, size_t len, struct append_line **out, size_t *n);
 
+/* REBUILD's replay of a journal's bytes: every parsed line is an event, every
+ * other non-blank line a journal_parse_failed diagnostic; next = max(1, max
+ * seq + 1).  0, or -1 with errno ENOMEM. */
+struct append_replay {
+	int64_t events;
+	int64_t last_seq;    /* seq of the last parsed line that has one; 0 if none */
+	int64_t diagnostics;
+	int64_t next_seq;
+};
+int append_replay(const char *buf, size_t len, struct append_replay *out);
+
+/* The snapshot file beside the journal STATE_FILE (<stem>.snapshot.json). */
+void append_snapshot_path(const char *state_file, char *out, size_t len);
+
+/* A snapshot file as a reader sees it.  0 when it parses as an object, else
+ * -1 (torn, empty, not JSON). */
+struct append_snapshot {
+	int id_ok;              /* "id" is the session's */
+	int64_t events, last_seq, diagnostics; /* 0 when absent, as baseSnapshot's */
+	int has_meta;           /* "__journalBytes" present: 1.0.0's format */
+	int64_t journal_bytes;  /* -1: absent or not an integer */
+	int64_t next_seq;       /* __nextSeq; -1: absent or not an integer */
+	int32_t worker;         /* "by": who wrote it; -1 unknown */
+	int64_t op;
+	char call[16];          /* "appendEvent" | "getSnapshot" | "" */
+};
+int append_snapshot_parse(const char *buf, size_t len, struct append_snapshot *out);
+
 #ifdef __cplusplus
 }
 #endif
