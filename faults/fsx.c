@@ -774,6 +774,8 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->size = (int64_t)sx->stx_size;
 	st->mtime_ns = (int64_t)sx->stx_mtime.tv_sec * 1000000000LL + sx->stx_mtime.tv_nsec;
 	st->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
+	if (xs) /* explore: no one can stamp a ctime; the virtual mtime stands in (real ones would make replays differ) */
+		st->ctime_ns = st->mtime_ns;
 	if (coarse_ns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
 		st->mtime_ns -= st->mtime_ns % coarse_ns;
 		st->ctime_ns -= st->ctime_ns % coarse_ns;

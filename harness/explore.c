@@ -630,9 +630,15 @@ static void x_check(struct explorer *ex, struct xexec *x)
 	int64_t budget[SCHED_MAX_WORKERS];
 	for (unsigned i = 0; i < x->sh.n; i++) /* a stall moves everyone's clock: it is not their wait */
 		budget[i] = ex->budget_ms[i] == LS_NEVER ? LS_NEVER : ex->budget_ms[i] + x->stall_ms;
-	size_t flen = 0;
+	size_t flen = 0, slen = 0;
 	char *final = slurp(ex->state_file, &flen);
 	unsigned f = cfg->run.workload->flags;
+	char *snap = NULL;
+	if (f & WL_CHECK_SEQ) { /* the append workload's snapshot, judged against the journal */
+		char sp[PATH_MAX + 64];
+		append_snapshot_path(ex->state_file, sp, sizeof sp);
+		snap = slurp(sp, &slen);
+	}
 	struct check_input in = {
 		.rec = ex->s->jmem.rec,
 		.n = ex->s->jmem.n,
@@ -645,14 +651,17 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.check_stale_read = (f & WL_CHECK_STALE_READ) != 0,
 		.final_state = final,
 		.final_len = flen,
+		.final_snapshot = snap,
+		.final_snapshot_len = slen,
 	};
 	int deadlock = x->outcome == XO_FAIL;
-	if (check_run(&in, &x->res) != 0) {
+	int cr = check_run(&in, &x->res);
+	free(final);
+	free(snap);
+	if (cr != 0) {
 		x_harness(x, "checker: %s", strerror(errno));
-		free(final);
 		return;
 	}
-	free(final);
 	if (deadlock)
 		return;
 	/* the first violated invariant among those asked for (--invariant) */
