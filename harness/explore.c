@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -93,6 +94,7 @@ struct xcfg {
 	char json[PATH_MAX];
 	int quiet, verbose, no_shrink;
 	struct xshape replay_sh; /* replay: the file's workers and ops */
+	int no_pin;              /* --no-pin: leave the CPU affinity alone */
 	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
 };
 
@@ -147,6 +149,8 @@ struct explorer {
 	struct arena *arena;
 	pid_t self;
 	pid_t pgid;              /* the workers' process group */
+	cpu_set_t old_cpus;      /* the affinity before we pinned ourselves */
+	int pinned;
 	char xdir[PATH_MAX];     /* our work directory (mkdtemp) */
 	char store[PATH_MAX];
 	char state_file[PATH_MAX];
@@ -1519,6 +1523,7 @@ static const char explore_usage[] =
 	"                           made only when something is found)\n"
 	"      --json FILE          a summary: schedules, rate, failures, coverage\n"
 	"      --dir DIR            where to make the scratch directory (default /dev/shm, else /tmp)\n"
+	"      --no-pin             do not pin the explorer and its workers to the CPU it starts on\n"
 	"  -q, --quiet              only the verdict and the story\n"
 	"  -v, --verbose            every schedule's outcome\n"
 	"\n"
@@ -1537,7 +1542,7 @@ static const char replay_usage[] =
 	"      2 bad input, 3 the harness failed\n";
 
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
-       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT };
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN };
 
 static int xfail(char *why, size_t len, const char *fmt, ...)
 {
@@ -1652,6 +1657,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 		{ "no-shrink", no_argument, NULL, OPT_NO_SHRINK },
 		{ "invariant", required_argument, NULL, OPT_INVARIANT },
+		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "dir", required_argument, NULL, OPT_DIR },
@@ -1748,6 +1754,9 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			if (parse_invariants(optarg, &c->want, why, len))
 				return -1;
 			break;
+		case OPT_NO_PIN:
+			c->no_pin = 1;
+			break;
 		case 'o':
 			if (strlen(optarg) >= sizeof c->outdir - 32)
 				return xfail(why, len, "-o: path too long");
@@ -1799,6 +1808,15 @@ static int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_
 		return xfail(why, len, "cannot make a scratch directory in %s: %s", base, strerror(errno));
 	snprintf(ex->store, sizeof ex->store, "%s/store", ex->xdir);
 	snprintf(ex->state_file, sizeof ex->state_file, "%s/state.json", ex->store);
+	/* one CPU for the explorer and its workers (sched.c says why); the
+	 * workers inherit it */
+	if (!cfg->no_pin && sched_getaffinity(0, sizeof ex->old_cpus, &ex->old_cpus) == 0) {
+		int cpu = sched_getcpu();
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu >= 0 ? cpu : 0, &one);
+		ex->pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+	}
 	ex->s = sched_create(SCHED_MAX_WORKERS, X_REC_CAP);
 	ex->arena = arena_create(SCHED_MAX_WORKERS);
 	ex->pairs = calloc(X_PAIRS, sizeof *ex->pairs);
@@ -1830,6 +1848,8 @@ static void explorer_close(struct explorer *ex)
 	arena_destroy(ex->arena);
 	free(ex->pairs);
 	journal_clock_ns = NULL;
+	if (ex->pinned)
+		sched_setaffinity(0, sizeof ex->old_cpus, &ex->old_cpus);
 }
 
 /* Coverage: ordered pairs of consecutive steps by different workers, each

@@ -3,17 +3,18 @@
  *
  * Hand-off is two futex words: a worker bumps `ctl` and wakes the controller
  * when it yields, then waits on its own `grant`; the controller bumps that
- * worker's `grant` and wakes it.  Both sides spin a few microseconds before
- * they sleep (the default schedule grants the worker that just yielded, and
- * a step takes microseconds), and a wake-up is a system call only when the
- * other side really sleeps.  Nobody sleeps on a timer, except the
- * controller's wait, which has a real-time timeout only to notice a worker
- * that died or hangs outside the seam.
+ * worker's `grant` and wakes it.  A wake-up is a system call only when the
+ * other side really sleeps.  The explorer pins itself and its workers to
+ * one CPU (explore.c): one process runs at a time anyway, and a hand-off on
+ * one CPU is a plain context switch, not a wake-up across CPUs (which on a
+ * virtual machine costs an inter-processor interrupt).  So nobody spins.
+ * Nobody sleeps on a timer either, except the controller's wait, which has a
+ * real-time timeout only to notice a worker that died or hangs outside the
+ * seam.
  */
 #include "sched.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -31,25 +32,11 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
 }
 
-static int SPIN = -1; /* checks before sleeping: a few microseconds */
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
-/* Wait until *word != old: spin, then sleep with *asleep set so the other
- * side knows to wake us.  (asleep is set before the last look: either we see
- * the change or the changer sees asleep.) */
+/* Wait until *word != old, asleep with *asleep set so the other side knows
+ * to wake us.  (asleep is set before the last look: either we see the change
+ * or the changer sees asleep.) */
 static void wait_change(_Atomic uint32_t *word, uint32_t old, _Atomic uint32_t *asleep)
 {
-	for (int i = 0; i < SPIN; i++) {
-		if (atomic_load_explicit(word, memory_order_acquire) != old)
-			return;
-		cpu_relax();
-	}
 	while (atomic_load(word) == old) {
 		atomic_store(asleep, 1);
 		if (atomic_load(word) == old)
@@ -74,8 +61,6 @@ static size_t sched_size(uint32_t rec_cap)
 
 struct sched *sched_create(unsigned n, uint32_t rec_cap)
 {
-	if (SPIN < 0)
-		SPIN = getenv("LOCKSTORM_SPIN") ? atoi(getenv("LOCKSTORM_SPIN")) : 50;
 	if (n == 0 || n > SCHED_MAX_WORKERS) {
 		errno = EINVAL;
 		return NULL;
@@ -135,11 +120,6 @@ int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead)
 {
 	*dead = -1;
 	int waited = 0;
-	for (int i = 0; i < SPIN; i++) {
-		if (quiet(s))
-			return 0;
-		cpu_relax();
-	}
 	for (;;) {
 		uint32_t c = atomic_load(&s->ctl);
 		if (quiet(s))
