@@ -1789,6 +1789,9 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 		return xfail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
 	if (c->strategy == XS_DFS && !saw_schedules)
 		c->schedules = 0;
+	struct stat st;
+	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return xfail(why, len, "--dir %s: not a directory", c->dir);
 	return runcfg_resolve(&c->run, why, len);
 }
 
@@ -2377,6 +2380,11 @@ int replay_main(int argc, char **argv)
 	}
 	const char *path = argv[optind];
 	char why[1024];
+	struct stat dst;
+	if (cfg.dir[0] && (stat(cfg.dir, &dst) != 0 || !S_ISDIR(dst.st_mode))) {
+		fprintf(stderr, "lockstorm: --dir %s: not a directory\n", cfg.dir);
+		return 2;
+	}
 	struct xchoice *dev = NULL;
 	size_t ndev = 0;
 	json_t *root = NULL;

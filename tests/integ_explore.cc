@@ -173,7 +173,8 @@ TEST(IntegExplore, ABadOptionOrFileIsExit2WithOneLine)
 {
 	ScratchDir dir;
 	for (const char *args : { "explore --strategy dfs:preempt=x", "explore -n 99", "explore -p nosuch",
-				  "explore --invariant nosuch", "replay", "replay /nonexistent/cex.json" }) {
+				  "explore --invariant nosuch", "explore --dir /nonexistent", "replay",
+				  "replay /nonexistent/cex.json" }) {
 		CmdResult r = lockstorm(args);
 		EXPECT_EQ(r.status, 2) << args << ": " << r.err;
 		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
