@@ -44,10 +44,19 @@ function emit(event, fields) {
 	fs.writeSync(EVENT_FD, line);
 }
 
-/* The errno name of a library error: its code when it is one (EACCES, ...),
- * else the library's own code (ELOCKED, ERELEASED, ...), else EIO. */
+/* The errno name of a library error: its code when that is an errno name
+ * (EACCES, ...); a library's own code (proper-lockfile's ERELEASED,
+ * ECOMPROMISED, ...) is logged and reported as ENOLCK; anything else is EIO. */
+const ERRNOS = require('os').constants.errno;
 function errnoName(err) {
-	return (err && typeof err.code === 'string' && /^E[A-Z0-9]+$/.test(err.code)) ? err.code : 'EIO';
+	const code = err && err.code;
+	if (typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERRNOS, code))
+		return code;
+	if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) {
+		emit('log', `library error ${code}: ${String(err.message).replace(/\s+/g, ' ')}`);
+		return 'ENOLCK';
+	}
+	return 'EIO';
 }
 
 /* A LOCKSTORM_PARAM_<NAME> as a number (already scaled by --time-scale). */
@@ -118,7 +127,7 @@ function lost(why) {
 		lostNow = true;
 		emit('lost');
 	} else {
-		emit('log', `text=lost-outside-hold:${String(why || '').replace(/\s+/g, '_')}`);
+		emit('log', `lost outside a hold: ${String(why || '').replace(/\s+/g, ' ')}`);
 	}
 }
 
