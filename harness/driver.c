@@ -597,7 +597,8 @@ static int supervise(struct supervisor *sv)
 	int64_t extra = WATCHDOG_MARGIN_MS + (int64_t)cfg->workers * 2;
 	for (;;) {
 		sv_wait(sv, &chld, 50);
-		reap(sv, 0);
+		if (reap(sv, 0) == 0) /* every worker has ended (and none is respawned) */
+			break;
 		int64_t now = mono_ms();
 		watchdog(sv, extra);
 		if (tty && now - last_status >= 500) {

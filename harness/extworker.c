@@ -592,8 +592,8 @@ static void ext_fail(struct ext_run *x, unsigned id, int rc, int tail, const cha
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (x->cfg->workers > 1 || !x->cfg->quiet)
-		fputc('\n', stderr);
+	if (isatty(STDERR_FILENO) && !x->cfg->quiet)
+		fprintf(stderr, "\r%80s\r", ""); /* the status line */
 	fprintf(stderr, "lockstorm: w%u: %s\n", id, msg);
 	if (tail)
 		ext_log_tail(x, id);

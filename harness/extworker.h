@@ -55,7 +55,10 @@ int ext_is(const struct ext_run *x, unsigned id);
 /* Pipes for worker id's next incarnation: 0, or -1 with errno. */
 int ext_before_fork(struct ext_run *x, unsigned id);
 /* In the child: fds, environment, exec.  Never returns. */
-_Noreturn void ext_child_exec(struct ext_run *x, unsigned id, unsigned incarnation, const sigset_t *mask);
+#ifndef __cplusplus
+_Noreturn
+#endif
+void ext_child_exec(struct ext_run *x, unsigned id, unsigned incarnation, const sigset_t *mask);
 void ext_spawned(struct ext_run *x, unsigned id, unsigned incarnation, pid_t pid);
 /* Handle event lines for up to ms, or until a SIGCHLD is pending. */
 void ext_wait(struct ext_run *x, int64_t ms);

@@ -53,6 +53,7 @@ static const struct param proper_lockfile_params[] = {
 static const struct param npm_lockfile_params[] = {
 	{ "stale_ms", 10000, PU_MS, NULL, "lock(): stale - an older lock file is removed and retaken" },
 	{ "wait_ms", 10000, PU_MS, NULL, "lock(): wait - how long one acquire polls before it ends busy" },
+	{ "poll_ms", 100, PU_MS, NULL, "lock(): pollPeriod - how often a waiting acquire looks again" },
 	{ NULL, 0, PU_COUNT, NULL, NULL },
 };
 
