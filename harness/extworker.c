@@ -63,6 +63,7 @@ struct ext_slot {
 	const struct lock_ops *ops;
 	const int64_t *pvals;
 	pid_t pid;               /* 0: not running; also its process group */
+	pid_t rec_pid;           /* the pid its records name (kept after it is reaped) */
 	unsigned incarnation;
 	int ev_fd, ctl_fd;       /* ours: read end of its fd 3, write end of its stdin */
 	int child_ev, child_ctl; /* its ends, open between ext_before_fork and ext_spawned */
@@ -514,7 +515,7 @@ static void ext_record(struct ext_run *x, unsigned id, int type, int err, int64_
 	memset(&r, 0, sizeof r);
 	r.type = (uint16_t)type;
 	r.worker = (uint16_t)id;
-	r.pid = s->pid;
+	r.pid = s->rec_pid;
 	r.op = s->op;
 	r.err = err;
 	r.seq = journal_next_seq(); /* arrival order; ext_resequence orders by time */
@@ -975,7 +976,7 @@ void ext_spawned(struct ext_run *x, unsigned id, unsigned incarnation, pid_t pid
 	close(s->child_ev);
 	close(s->child_ctl);
 	s->child_ev = s->child_ctl = -1;
-	s->pid = pid;
+	s->pid = s->rec_pid = pid;
 	s->incarnation = incarnation;
 	s->len = 0;
 	s->started = s->waiting = s->has_op = s->told_stop = s->wd_killed = 0;
@@ -1009,6 +1010,7 @@ static void ext_close(struct ext_slot *s)
 int ext_reaped(struct ext_run *x, unsigned id, int status)
 {
 	struct ext_slot *s = &x->slot[id];
+	s->pid = 0; /* reaped: nothing left to signal */
 	if (s->ev_fd >= 0)
 		ext_pump(x, id); /* its last lines */
 	if (s->len && !s->failed && !s->crash_ns) {
@@ -1023,8 +1025,7 @@ int ext_reaped(struct ext_run *x, unsigned id, int status)
 		int code = WEXITSTATUS(status);
 		ext_record(x, id, EV_WORKER_EXIT, 0, code, 0, 0, (uint64_t)now);
 		if (code != 0 || !s->told_stop) {
-			pid_t pid = s->pid;
-			s->pid = 0;
+			pid_t pid = s->rec_pid;
 			if ((code == 126 || code == 127) && !s->lines)
 				ext_fail(x, id, 2, 1, "adapter command could not be run (exit %d): %s", code, s->cmd);
 			else
@@ -1041,7 +1042,6 @@ int ext_reaped(struct ext_run *x, unsigned id, int status)
 				   (s->last_ev_ns ? s->last_ev_ns : (uint64_t)s->spawn_ns) + 1);
 		generic = 1;
 	} else if (WIFSIGNALED(status)) {
-		s->pid = 0;
 		ext_fail(x, id, 3, 1, "adapter killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 	}
 	s->pid = 0;

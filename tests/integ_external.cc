@@ -149,3 +149,10 @@ TEST(External, ListedWithParams)
 	EXPECT_NE(r.out.find("ext:flock1"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("update_ms"), std::string::npos) << r.out;
 }
+
+TEST(External, MixedWithTheBuiltinFlockPasses)
+{
+	/* flock(1) and the built-in flock control take the same kernel lock on <state>.lock */
+	CmdResult r = ls("run -p flock,ext:flock1 -n 4 --ops 200 -q");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
