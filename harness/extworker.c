@@ -934,6 +934,9 @@ _Noreturn void ext_child_exec(struct ext_run *x, unsigned id, unsigned incarnati
 	snprintf(seed, sizeof seed, "%llu", (unsigned long long)cfg->seed);
 	setenv("LOCKSTORM_SEED", seed, 1);
 	setenv("LOCKSTORM_WORKLOAD", cfg->workload->name, 1);
+	char scale[32];
+	snprintf(scale, sizeof scale, "%g", cfg->time_scale);
+	setenv("LOCKSTORM_TIME_SCALE", scale, 1);
 	ext_setenv_num("LOCKSTORM_HOLD_MS", cfg->workload == &hold_workload ?
 			       cfg->wvals[param_index(hold_workload.params, "hold_ms")] : 0);
 	setenv("LOCKSTORM_EVENT_FD", "3", 1);
