@@ -21,7 +21,7 @@
  *                     (optional): the adapter defines sleep() itself, and the
  *                     library's call binds to it, so --time-scale shortens the
  *                     5..60 s backoff too.  Default: 1000 x LOCKSTORM_TIME_SCALE
- *                     when set, else wait_ms / 60 (1000: the library's real
+ *                     (the driver sets it), else wait_ms / 60 (1000: the library's real
  *                     seconds, unless --time-scale scaled wait_ms)
  */
 #include <errno.h>
