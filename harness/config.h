@@ -40,6 +40,7 @@ struct run_config {
 	char outdir[PATH_MAX];
 	char json_path[PATH_MAX];
 	char junit_path[PATH_MAX]; /* --junit FILE: JUnit XML, one testcase per invariant */
+	char exec_cmd[4096];    /* --exec CMD: the adapter of protocol "exec" (/bin/sh -c CMD) */
 	int respawn;
 	int keep;
 	int quiet;

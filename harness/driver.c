@@ -29,6 +29,7 @@
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
 #include "arena.h"
+#include "extworker.h"
 #include "journal.h"
 #include "junit.h"
 #include "report.h"
@@ -220,6 +221,7 @@ struct supervisor {
 	sigset_t oldmask;
 	pid_t sweeper;         /* sweep fault: the process that removes empty folders */
 	pid_t bystander;       /* pid-reuse fault: a live process unrelated to the lock */
+	struct ext_run *ext;   /* external workers (adapters), NULL if none */
 };
 
 /* What for=Nstale means for this worker: its protocol's stale age, or for the
@@ -292,6 +294,11 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 
 static int spawn(struct supervisor *sv, unsigned id, unsigned incarnation)
 {
+	/* an adapter gets a process group of its own: stop and crash faults
+	 * signal the whole of it (a lock tool it runs, a runtime's helpers) */
+	int ext = ext_is(sv->ext, id);
+	if (ext && ext_before_fork(sv->ext, id) != 0)
+		return -1;
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -300,14 +307,22 @@ static int spawn(struct supervisor *sv, unsigned id, unsigned incarnation)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != sv->driver_pid) /* the driver died before we got here */
 			_exit(3);
+		if (ext) {
+			setpgid(0, 0);
+			ext_child_exec(sv->ext, id, incarnation, &sv->oldmask);
+		}
 		if (setpgid(0, sv->pgid) != 0)
 			setpgid(0, 0);
 		worker_main(sv, id, incarnation);
 	}
 	/* Both sides set the group, so it is right whichever runs first. */
-	if (setpgid(pid, sv->pgid) != 0 && setpgid(pid, pid) == 0)
+	if (ext) {
+		setpgid(pid, pid);
+		ext_spawned(sv->ext, id, incarnation, pid);
+	} else if (setpgid(pid, sv->pgid) != 0 && setpgid(pid, pid) == 0) {
 		sv->pgid = pid;
-	if (!sv->pgid)
+	}
+	if (!sv->pgid && !ext)
 		sv->pgid = pid;
 	sv->slot[id].pid = pid;
 	sv->slot[id].incarnation = incarnation;
@@ -339,6 +354,10 @@ static unsigned reap(struct supervisor *sv, int stopping)
 		s->pid = 0;
 		atomic_store(&sv->arena->w[id].pid, 0);
 		arena_hold_leave(sv->arena, (unsigned)id);
+		if (ext_is(sv->ext, (unsigned)id) && !ext_reaped(sv->ext, (unsigned)id, status)) {
+			s->exited = 1; /* a clean exit, or an adapter failure already reported */
+			continue;
+		}
 		if (WIFSIGNALED(status)) {
 			journal_log(&sv->dj, EV_KILLED, (uint32_t)id, 0, WTERMSIG(status), pid, s->watchdog_killed);
 			if (sv->cfg->respawn && !stopping) {
@@ -381,6 +400,11 @@ static void watchdog(struct supervisor *sv, int64_t extra_ms)
 		struct slot *s = &sv->slot[i];
 		if (!s->pid || s->watchdog_killed)
 			continue;
+		if (ext_is(sv->ext, i)) { /* judged by its lines, not the arena's ticks */
+			if (ext_watchdog(sv->ext, i, extra_ms, &sv->dj))
+				s->watchdog_killed = 1;
+			continue;
+		}
 		struct arena_worker *aw = &sv->arena->w[i];
 		uint64_t tick = atomic_load(&aw->progress);
 		if (tick != s->last_tick) {
@@ -435,6 +459,8 @@ static void kill_all(struct supervisor *sv)
 {
 	stop_helper(&sv->sweeper);
 	stop_helper(&sv->bystander);
+	if (sv->ext)
+		ext_kill_all(sv->ext);
 	for (unsigned i = 0; i < sv->cfg->workers; i++)
 		if (sv->slot[i].pid)
 			kill(sv->slot[i].pid, SIGKILL);
@@ -446,6 +472,15 @@ static int wait_sigchld(const sigset_t *set, int64_t ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	return sigtimedwait(set, NULL, &ts);
+}
+
+/* Wait for a child's end; with adapters, handle their event lines meanwhile. */
+static void sv_wait(struct supervisor *sv, const sigset_t *set, int64_t ms)
+{
+	if (sv->ext)
+		ext_wait(sv->ext, ms);
+	else
+		wait_sigchld(set, ms);
 }
 
 /* sweep fault: remove empty folders under the work dir (never the work dir
@@ -539,23 +574,33 @@ static int supervise(struct supervisor *sv)
 	}
 	/* Start barrier: every worker set up, then all go at once. */
 	while (atomic_load(&sv->arena->ready) < cfg->workers) {
-		if (reap(sv, 0) < cfg->workers && !cfg->respawn) {
-			fprintf(stderr, "lockstorm: a worker died before the start\n");
+		if ((reap(sv, 0) < cfg->workers && !cfg->respawn) || ext_failed(sv->ext)) {
+			if (!ext_failed(sv->ext))
+				fprintf(stderr, "lockstorm: a worker died before the start\n");
 			kill_all(sv);
+			while (reap(sv, 1) > 0)
+				wait_sigchld(&chld, 20);
 			return -1;
 		}
-		wait_sigchld(&chld, 5);
+		for (unsigned i = 0; i < cfg->workers; i++) /* an adapter that never starts */
+			if (ext_is(sv->ext, i) && sv->slot[i].pid && !sv->slot[i].watchdog_killed &&
+			    ext_watchdog(sv->ext, i, WATCHDOG_MARGIN_MS, &sv->dj))
+				sv->slot[i].watchdog_killed = 1;
+		sv_wait(sv, &chld, 5);
 	}
 	journal_log(&sv->dj, EV_WORKER_START, 0, 0, 0, 0, 0);
 	arena_go(sv->arena);
+	if (sv->ext)
+		ext_go(sv->ext);
 
 	int tty = isatty(STDERR_FILENO) && !cfg->quiet;
 	int64_t start = mono_ms(), last_status = start, last_ms = 0;
 	uint64_t last_ops = 0;
 	int64_t extra = WATCHDOG_MARGIN_MS + (int64_t)cfg->workers * 2;
 	for (;;) {
-		wait_sigchld(&chld, 50);
-		reap(sv, 0);
+		sv_wait(sv, &chld, 50);
+		if (reap(sv, 0) == 0) /* every worker has ended (and none is respawned) */
+			break;
 		int64_t now = mono_ms();
 		watchdog(sv, extra);
 		if (tty && now - last_status >= 500) {
@@ -588,7 +633,7 @@ static int supervise(struct supervisor *sv)
 			break;
 		}
 		watchdog(sv, extra);
-		wait_sigchld(&chld, 50);
+		sv_wait(sv, &chld, 50);
 	}
 	while (reap(sv, 1) > 0) /* after kill_all: collect every last one */
 		wait_sigchld(&chld, 20);
@@ -789,6 +834,14 @@ int driver_run(struct run_config *cfg)
 		arena_obj_add(sv.arena, carried.st_dev, carried.st_ino, JOURNAL_DRIVER, seq);
 	}
 
+	int xrc = ext_prepare(&sv.ext, cfg, sv.arena, sv.state_file, why, sizeof why);
+	if (xrc != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		journal_close(&sv.dj);
+		rc = xrc;
+		goto out_mem;
+	}
+
 	/* SIGCHLD is taken synchronously (sigtimedwait); ^C asks for a clean stop. */
 	sigset_t block;
 	sigemptyset(&block);
@@ -816,6 +869,25 @@ int driver_run(struct run_config *cfg)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigprocmask(SIG_SETMASK, &sv.oldmask, NULL);
 	journal_close(&sv.dj);
+	if (sv.ext) {
+		int failed = ext_failed(sv.ext);
+		ext_free(sv.ext);
+		sv.ext = NULL;
+		if (failed) {
+			if (cfg->outdir_temp)
+				fprintf(stderr, "lockstorm: an adapter failed: no verdict\n");
+			else
+				fprintf(stderr, "lockstorm: an adapter failed: no verdict (journals and adapter logs "
+					"kept in %s)\n", cfg->outdir);
+			rc = failed;
+			goto out_mem;
+		}
+		/* lines from several pipes arrived interleaved: order by their times */
+		if (sup == 0 && ext_resequence(cfg->outdir) != 0) {
+			fprintf(stderr, "lockstorm: cannot order the journals: %s\n", strerror(errno));
+			goto out_mem;
+		}
+	}
 	if (sup != 0)
 		goto out_mem;
 

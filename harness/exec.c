@@ -76,7 +76,7 @@ static int shim_kind(enum fault_kind k)
 
 /* The shim next to /proc/self/exe (or LOCKSTORM_PRELOAD, for installs that
  * keep it elsewhere). */
-static int find_shim(char *out, size_t len)
+int exec_find_shim(char *out, size_t len)
 {
 	const char *env = getenv("LOCKSTORM_PRELOAD");
 	if (env && *env) {
@@ -292,7 +292,7 @@ int exec_main(int argc, char **argv)
 	}
 
 	char shim[PATH_MAX];
-	if (find_shim(shim, sizeof shim) != 0) {
+	if (exec_find_shim(shim, sizeof shim) != 0) {
 		fprintf(stderr, "lockstorm: exec: preload library not found: %s (%s)\n", shim, strerror(errno));
 		rc = 3;
 		goto out;

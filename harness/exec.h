@@ -5,6 +5,8 @@
 #ifndef LS_EXEC_H
 #define LS_EXEC_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -12,6 +14,9 @@ extern "C" {
 /* argv[0] is "exec".  Returns the program's exit status (128+signal if a
  * signal ended it), 2 on bad usage, 3 if the shim or the fork failed. */
 int exec_main(int argc, char **argv);
+/* The path of liblockstorm_preload.so (LOCKSTORM_PRELOAD, else next to
+ * /proc/self/exe) in out: 0 when it is readable, else -1 with errno. */
+int exec_find_shim(char *out, size_t len);
 
 #ifdef __cplusplus
 }

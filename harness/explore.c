@@ -1613,6 +1613,16 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 	return 0;
 }
 
+/* The explorer schedules fsx steps: an adapter process makes none. */
+static int builtin_only(const struct run_config *r, char *why, size_t len)
+{
+	for (unsigned i = 0; i < r->nproto; i++)
+		if (r->proto[i]->flags & LOCK_EXTERNAL)
+			return xfail(why, len, "%s: explore schedules the built-in protocols' steps; an external "
+				     "adapter runs under `lockstorm run` only", r->proto[i]->name);
+	return 0;
+}
+
 /* "no-lost-writes,zombie-write" -> a bit per invariant */
 static int parse_invariants(const char *list, unsigned *want, char *why, size_t len)
 {
@@ -1792,7 +1802,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 	struct stat st;
 	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
 		return xfail(why, len, "--dir %s: not a directory", c->dir);
-	return runcfg_resolve(&c->run, why, len);
+	return builtin_only(&c->run, why, len) ? -1 : runcfg_resolve(&c->run, why, len);
 }
 
 /* ---- the explorer's own setup ---- */
@@ -2267,7 +2277,7 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 			return xfail(why, len, "%s: protocols: want names", path);
 		ln += (size_t)snprintf(list + ln, ln < sizeof list ? sizeof list - ln : 0, "%s%s", i ? "," : "", p);
 	}
-	if (runcfg_set_protocols(&cfg->run, list, why, len))
+	if (runcfg_set_protocols(&cfg->run, list, why, len) || builtin_only(&cfg->run, why, len))
 		return -1;
 	const char *wl = json_string_value(json_object_get(o, "workload"));
 	if (!wl || runcfg_set_workload(&cfg->run, wl, why, len))

@@ -8,6 +8,7 @@
 
 #include "../faults/fault.h"
 #include "../faults/fsx.h"
+#include "../protocols/external.h"
 #include "../workloads/workload.h"
 #include "driver.h"
 #include "exec.h"
@@ -154,6 +155,16 @@ static int cmd_list(int argc, char **argv)
 			list_params((*o)->params);
 			printf("\n");
 		}
+		/* external adapters: run by their own process (docs/external-workers.md) */
+		for (const struct ext_adapter *a = ext_adapters; a->name; a++) {
+			if (only && a->ops != only)
+				continue;
+			printf("%s\n  origin   %s\n  summary  %s\n", a->ops->name, a->ops->origin, a->ops->summary);
+			printf("  adapter  %s%s\n", a->run ? "adapters/" : "", a->run ? a->run : "--exec CMD");
+			printf("  params\n");
+			list_params(a->ops->params);
+			printf("\n");
+		}
 	} else if (!strcmp(what, "workloads")) {
 		for (const struct workload_ops *const *w = workload_registry; *w; w++) {
 			printf("%s\n  %s\n  params\n", (*w)->name, (*w)->summary);
@@ -170,6 +181,13 @@ static int cmd_list(int argc, char **argv)
 				continue;
 			printf("%s\n", (*o)->name);
 			list_points((*o)->points);
+		}
+		if (only && (only->flags & LOCK_EXTERNAL)) {
+			printf("%s (the driver acts after each event line)\n", only->name);
+			list_points(only->points);
+		} else if (!only) {
+			printf("ext:* and exec (external adapters; the driver acts after each event line)\n");
+			list_points(ext_point_names);
 		}
 		for (const struct workload_ops *const *w = workload_registry; *w; w++) {
 			printf("%s (workload)\n", (*w)->name);

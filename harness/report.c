@@ -75,11 +75,16 @@ void report_print_text(FILE *f, const struct run_config *cfg, const struct check
 		fprintf(f, "journals    %zu torn bytes skipped at journal tails (a worker killed mid-write)\n",
 			res->torn_bytes);
 	if (live) {
-		fprintf(f, "fs calls   ");
+		uint64_t calls = 0; /* none: external workers' calls are not counted */
+		for (int op = 0; op < FSX_OP_COUNT; op++)
+			calls += live->fs_calls[op];
+		if (calls)
+			fprintf(f, "fs calls   ");
 		for (int op = 0; op < FSX_OP_COUNT; op++)
 			if (live->fs_calls[op])
 				fprintf(f, " %s %llu", fsx_op_name((enum fsx_op)op), (unsigned long long)live->fs_calls[op]);
-		fprintf(f, "\n");
+		if (calls)
+			fprintf(f, "\n");
 		if (live->online_breaches)
 			fprintf(f, "online      %llu overlapping holds seen the instant they happened, legal reclaims and dead "
 				   "holders included (first: w%u and w%u); the verdict is the checker's\n",

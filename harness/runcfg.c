@@ -12,11 +12,14 @@
 #include <string.h>
 
 #include "../faults/fsx.h"
+#include "../protocols/external.h"
 #include "../workloads/workload.h"
 
 const char runcfg_run_usage[] =
 	"usage: lockstorm run [options]\n"
-	"  -p, --protocol P[,P..]  protocol revision(s); several make a mixed fleet (default mkdir-owner)\n"
+	"  -p, --protocol P[,P..]  protocol revision(s); several make a mixed fleet (default mkdir-owner);\n"
+	"                          ext:NAME runs a real lock library through its adapter (lockstorm list protocols)\n"
+	"      --exec CMD          run CMD (/bin/sh -c) as the adapter of protocol 'exec' (docs/external-workers.md)\n"
 	"  -w, --workload W        update | hold (default update)\n"
 	"  -n, --workers N         worker processes, 1..4096 (default 8)\n"
 	"  -d, --duration D        run time: 500ms, 5s, 2m (default 5s)\n"
@@ -89,9 +92,12 @@ static int set_protocols(struct run_config *cfg, const char *list, char *why, si
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		const struct lock_ops *ops = lock_find(t);
 		if (!ops) {
-			char names[512];
+			char names[512], ext[256];
 			lock_names(names, sizeof names);
-			return fail(why, len, "unknown protocol '%s' (known: %s)", t, names);
+			ext_names(ext, sizeof ext);
+			if (!strncmp(t, "ext:", 4))
+				return fail(why, len, "unknown external adapter '%s' (known: %s; or --exec 'CMD')", t, ext);
+			return fail(why, len, "unknown protocol '%s' (known: %s, %s, exec)", t, names, ext);
 		}
 		if (cfg->nproto == CFG_MAX_PROTOS)
 			return fail(why, len, "at most %d protocols in one run", CFG_MAX_PROTOS);
@@ -138,7 +144,7 @@ static int parse_u64_arg(const char *s, uint64_t *out)
 
 enum {
 	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
-	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT,
+	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC,
 };
 
 int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_t len)
@@ -159,6 +165,7 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "junit", required_argument, NULL, OPT_JUNIT },
+		{ "exec", required_argument, NULL, OPT_EXEC },
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -166,7 +173,7 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int saw_d = 0, saw_ops = 0;
+	int saw_d = 0, saw_ops = 0, saw_p = 0;
 	optind = 1;
 	opterr = 0;
 	int c;
@@ -176,6 +183,12 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		case 'p':
 			if (set_protocols(cfg, optarg, why, len))
 				return -1;
+			saw_p = 1;
+			break;
+		case OPT_EXEC:
+			if (!*optarg || strlen(optarg) >= sizeof cfg->exec_cmd)
+				return fail(why, len, "--exec: want a command (at most %zu bytes)", sizeof cfg->exec_cmd - 1);
+			snprintf(cfg->exec_cmd, sizeof cfg->exec_cmd, "%s", optarg);
 			break;
 		case 'w':
 			if (set_workload(cfg, optarg, why, len))
@@ -281,6 +294,17 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		return fail(why, len, "-d and --ops exclude each other");
 	if (saw_ops)
 		cfg->duration_ms = 0;
+	if (cfg->exec_cmd[0] && !saw_p) {
+		cfg->proto[0] = &ext_exec_ops;
+		cfg->nproto = 1;
+	}
+	int has_exec = 0;
+	for (unsigned i = 0; i < cfg->nproto; i++)
+		has_exec |= cfg->proto[i] == &ext_exec_ops;
+	if (has_exec && !cfg->exec_cmd[0])
+		return fail(why, len, "-p exec needs --exec 'CMD' (the adapter to run)");
+	if (!has_exec && cfg->exec_cmd[0])
+		return fail(why, len, "--exec with -p: name 'exec' among the protocols (-p exec or -p A,exec)");
 	for (unsigned i = 0; i < cfg->faults.n; i++)
 		if (!runcfg_point_known(cfg, cfg->faults.rule[i].point))
 			return fail(why, len, "bad fault spec '%s': no point of this run matches '%s' (see lockstorm list points)",
@@ -378,6 +402,8 @@ int runcfg_save(const struct run_config *cfg, const char *path)
 	json_object_set_new(root, "params", params);
 	json_object_set_new(root, "faults", faults);
 	json_object_set_new(root, "respawn", json_boolean(cfg->respawn));
+	if (cfg->exec_cmd[0])
+		json_object_set_new(root, "exec", json_string(cfg->exec_cmd));
 	int r = json_dump_file(root, path, JSON_INDENT(2));
 	json_decref(root);
 	return r;
@@ -428,6 +454,8 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 	if (!(cfg->time_scale > 0))
 		cfg->time_scale = 1;
 	cfg->respawn = json_is_true(json_object_get(root, "respawn"));
+	const char *exec_cmd = json_string_value(json_object_get(root, "exec"));
+	snprintf(cfg->exec_cmd, sizeof cfg->exec_cmd, "%s", exec_cmd ? exec_cmd : "");
 	json_array_foreach(json_object_get(root, "params"), i, v) {
 		if (!json_is_string(v) || cfg->nkv == CFG_MAX_KV)
 			continue;

@@ -69,6 +69,7 @@ struct lock {
 };
 
 #define LOCK_HAS_HELD 0x1u /* held() really checks (update writes only while it says 1) */
+#define LOCK_EXTERNAL 0x2u /* an adapter process runs the lock (protocols/external.h): hooks never called */
 
 struct lock_ops {
 	const char *name;    /* "mkdir-owner" */

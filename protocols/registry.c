@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "external.h"
 #include "lock.h"
 
 const struct lock_ops *const lock_registry[] = {
@@ -21,13 +22,14 @@ const struct lock_ops *const lock_registry[] = {
 	NULL,
 };
 
-/* NULL when unknown: the caller prints lock_names() in its message. */
+/* NULL when unknown: the caller prints lock_names() in its message.
+ * External adapters ("ext:NAME", "exec") are found too. */
 const struct lock_ops *lock_find(const char *name)
 {
 	for (int i = 0; lock_registry[i]; i++)
 		if (strcmp(lock_registry[i]->name, name) == 0)
 			return lock_registry[i];
-	return NULL;
+	return ext_find(name);
 }
 
 void lock_names(char *buf, size_t len)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../faults/fsx.h"
+#include "../protocols/external.h"
 #include "workload.h"
 
 const struct workload_ops *const workload_registry[] = {
@@ -33,7 +34,7 @@ const char *point_name(uint64_t hash)
 	for (const struct workload_ops *const *w = workload_registry; *w; w++)
 		if ((name = point_in((*w)->points, hash)))
 			return name;
-	return NULL;
+	return point_in(ext_point_names, hash);
 }
 
 const struct workload_ops *workload_find(const char *name)

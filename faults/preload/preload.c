@@ -65,6 +65,7 @@ static struct fault_plan g_plan;
 static uint32_t g_op_rules[OP__N]; /* per op: the rules that can fire there (fault_point_mask) */
 static unsigned g_path_ops;      /* bit per op: a rule with path=GLOB can fire there (resolve first) */
 static int64_t g_stale_ms = 10000;
+static unsigned g_worker;         /* LOCKSTORM_WORKER: whom workers= rules name (0 under exec) */
 static char g_log[PATH_MAX];     /* "" = no inject log */
 
 /* Decisions: guarded by g_lock (the program may be multi-threaded). */
@@ -396,7 +397,7 @@ static int shim_decide(const char *name, int *failnum, void **failinfo, unsigned
 		return 0;
 	const char *path = (g_path_ops >> c->op & 1u) ? call_path(c) : c->path;
 	pthread_mutex_lock(&g_lock);
-	c->act = fault_check_mask(&g_plan, &g_state, &g_rng, 0, name, g_op_rules[c->op], path, g_stale_ms);
+	c->act = fault_check_mask(&g_plan, &g_state, &g_rng, g_worker, name, g_op_rules[c->op], path, g_stale_ms);
 	pthread_mutex_unlock(&g_lock);
 	return c->act.kind != FK_NONE;
 }
@@ -858,6 +859,9 @@ __attribute__((constructor)) static void shim_init(void)
 	s = getenv(PRELOAD_ENV_STALE);
 	if (s && *s && strtoll(s, NULL, 10) > 0)
 		g_stale_ms = strtoll(s, NULL, 10);
+	s = getenv(PRELOAD_ENV_WORKER);
+	if (s && *s)
+		g_worker = (unsigned)strtoul(s, NULL, 10);
 	s = getenv(PRELOAD_ENV_LOG);
 	if (s && strlen(s) < sizeof g_log)
 		memcpy(g_log, s, strlen(s) + 1);

@@ -13,6 +13,7 @@
 #define PRELOAD_ENV_LOG "LOCKSTORM_INJECT_LOG"    /* file to append one line per injection to */
 #define PRELOAD_ENV_FIFO "LOCKSTORM_FIU_FIFO"     /* fiu_rc_fifo() base name: steer with fiu-ctrl */
 #define PRELOAD_ENV_STALE "LOCKSTORM_STALE_MS"    /* what 1stale means outside lockstorm; default 10000 */
+#define PRELOAD_ENV_WORKER "LOCKSTORM_WORKER"     /* the worker id workers= rules are matched against; default 0 */
 /* 16 hex digits: the PRNG stream of this process image.  A forked child
  * rewrites the digits in place (no allocation: safe after fork), so the
  * program it execs draws its own stream, the same one on every run. */

@@ -1,0 +1,1167 @@
+/*
+ * extworker.c - external workers: fork, exec the adapter, turn its event
+ * lines into journal records, answer its `next`, fault it from outside
+ * (see extworker.h and docs/external-workers.md).
+ *
+ * What the driver can and cannot know about an adapter:
+ *   - it sees events only when their lines arrive, after the fact, stamped
+ *     with the adapter's CLOCK_MONOTONIC time: the records keep that time and
+ *     get their global order afterwards (ext_resequence), never from arrival;
+ *   - it cannot pause the adapter at a step: stall, stop and crash rules act
+ *     at the event lines (points ext/<op>/after-<event>) with SIGSTOP/SIGCONT
+ *     or SIGKILL of the adapter's process group, a moment after the event;
+ *   - inside the adapter, faults at file-system calls come from the preload
+ *     shim (errno, short-write, stall, crash at fs/<call>), limited to the
+ *     work directory unless a rule names its own path=.
+ *
+ * An adapter that breaks the protocol (a line that does not parse, silence
+ * outside a lock call, an exit before `stop`) is killed and reported with the
+ * tail of its stderr; the run then ends with exit 3 and no verdict.  A lock
+ * call that does not return (silence between `attempt` and its outcome, or
+ * between `release-begin` and `released`) is a liveness finding instead,
+ * journalled as EV_LIVENESS like a built-in worker's.
+ */
+#include "extworker.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../faults/fault.h"
+#include "../faults/fsx.h"
+#include "../faults/preload/preload.h"
+#include "../protocols/external.h"
+#include "../workloads/workload.h"
+#include "exec.h"
+#include "runcfg.h"
+
+#define EXT_START_MS 30000   /* an adapter's start-up (a Node or Python runtime) until its first `next` */
+#define EXT_CLOCK_SLACK_NS 1000000000LL /* a line stamped later than now by more than this is not CLOCK_MONOTONIC */
+#define EXT_TAIL_LINES 5
+
+enum ext_phase { PH_IDLE, PH_ATTEMPT, PH_HOLD, PH_RELEASE };
+
+/* The driver's points, in ext_point_names order. */
+enum { PT_ATTEMPT, PT_ACQUIRED, PT_READ, PT_COMMIT_BEGIN, PT_COMMIT, PT_RELEASE_BEGIN, PT_RELEASED, PT__N };
+
+struct ext_slot {
+	int ext;                 /* this worker runs an adapter */
+	const char *cmd;         /* the adapter's path, or the --exec command */
+	int shell;               /* run cmd with /bin/sh -c */
+	const struct lock_ops *ops;
+	const int64_t *pvals;
+	pid_t pid;               /* 0: not running; also its process group */
+	pid_t rec_pid;           /* the pid its records name (kept after it is reaped) */
+	unsigned incarnation;
+	int ev_fd, ctl_fd;       /* ours: read end of its fd 3, write end of its stdin */
+	int child_ev, child_ctl; /* its ends, open between ext_before_fork and ext_spawned */
+	char buf[EXT_LINE_MAX + 1];
+	size_t len;
+	struct journal j;
+	struct prng rng;         /* the driver's decisions for this worker */
+	uint32_t op;
+	int started;             /* sent its first `next` */
+	int waiting;             /* a `next` held at the start barrier */
+	int has_op;              /* was given an op */
+	int told_stop;
+	int failed;              /* reported and killed: no respawn */
+	int wd_killed;           /* the watchdog killed it (liveness) */
+	enum ext_phase phase;
+	unsigned long lines;
+	int64_t spawn_ns;
+	int64_t last_ns;         /* driver clock: when its last line arrived */
+	uint64_t last_ev_ns;     /* its own stamp on its last event */
+	int64_t stop_until;      /* stopped by a fault: SIGCONT then */
+	int64_t crash_ns;        /* SIGKILLed by a crash fault at this time: later lines are dropped */
+	int64_t stale_ms, budget_ms;
+	char last_line[160];
+};
+
+struct ext_run {
+	struct run_config *cfg;
+	struct arena *arena;
+	const char *state_file;
+	char shim[PATH_MAX];
+	char *specs;             /* the shim's rules, one per line; NULL: no shim */
+	int64_t shim_stall_ms;   /* the longest stall the shim may make (watchdog excuse) */
+	int shim_crash;          /* the shim may SIGKILL an adapter */
+	uint32_t mask[PT__N];    /* the driver's rules at each point */
+	uint64_t hash[PT__N];
+	int64_t hold_ms;
+	int sigfd;
+	int go;
+	int killing;             /* the driver is killing every worker (end of grace) */
+	int fail_rc;
+	struct sigaction old_pipe;
+	unsigned n;
+	struct ext_slot slot[];
+};
+
+/* ---- event lines ---- */
+
+enum { K_N = 1, K_REV = 2, K_OWN = 4, K_ERRNO = 8 };
+
+static const struct {
+	const char *name;
+	int type;
+	unsigned need;  /* keys that must be there (rev/own of read: unless errno is) */
+	int point;      /* PT_*, -1: none */
+} ext_events[] = {
+	{ "attempt", EV_ATTEMPT, 0, PT_ATTEMPT },
+	{ "acquired", EV_ACQUIRED, 0, PT_ACQUIRED },
+	{ "busy", EV_BUSY, 0, -1 },
+	{ "acquire-error", EV_ACQUIRE_ERROR, K_ERRNO, -1 },
+	{ "read", EV_READ, K_REV | K_OWN, PT_READ },
+	{ "commit-begin", EV_COMMIT_BEGIN, K_REV | K_OWN, PT_COMMIT_BEGIN },
+	{ "commit", EV_COMMIT, K_REV | K_OWN, PT_COMMIT },
+	{ "lost", EV_LOST, 0, -1 },
+	{ "write-error", EV_WRITE_ERROR, K_ERRNO, -1 },
+	{ "release-begin", EV_RELEASE_BEGIN, 0, PT_RELEASE_BEGIN },
+	{ "released", EV_RELEASED, 0, PT_RELEASED },
+	{ "release-error", EV_RELEASE_ERROR, K_ERRNO, -1 },
+};
+#define EXT_NEVENTS (sizeof ext_events / sizeof ext_events[0])
+
+static int ext_bad(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "-12" / "34" into *out; -1 on anything else. */
+static int ext_int(const char *s, size_t n, int64_t *out)
+{
+	char tmp[32];
+	if (!n || n >= sizeof tmp)
+		return -1;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	const char *p = tmp[0] == '-' ? tmp + 1 : tmp;
+	if (!*p || strspn(p, "0123456789") != strlen(p))
+		return -1;
+	errno = 0;
+	char *end;
+	long long v = strtoll(tmp, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->type = EV_NONE;
+	for (const char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\t')
+			return ext_bad(why, len, "control character 0x%02x", (unsigned char)*c);
+	const char *p = line;
+	while (*p == ' ')
+		p++;
+	size_t k = strcspn(p, " ");
+	if (k && strspn(p, "0123456789") == k) {
+		int64_t ns;
+		if (k > 19 || ext_int(p, k, &ns) || ns <= 0)
+			return ext_bad(why, len, "timestamp '%.*s' is not CLOCK_MONOTONIC nanoseconds", (int)k, p);
+		ev->ns = (uint64_t)ns;
+		p += k;
+		while (*p == ' ')
+			p++;
+		k = strcspn(p, " ");
+	}
+	if (k == 4 && !strncmp(p, "next", 4)) {
+		for (const char *q = p + 4; *q; q++)
+			if (*q != ' ')
+				return ext_bad(why, len, "`next` takes nothing after it");
+		ev->next = 1;
+		return 0;
+	}
+	if (!ev->ns)
+		return ext_bad(why, len, k ? "no timestamp before the event" : "empty line");
+	if (k == 3 && !strncmp(p, "log", 3)) {
+		ev->log = 1;
+		p += 3;
+		while (*p == ' ')
+			p++;
+		ev->text = p;
+		return 0;
+	}
+	unsigned i;
+	for (i = 0; i < EXT_NEVENTS; i++)
+		if (strlen(ext_events[i].name) == k && !strncmp(p, ext_events[i].name, k))
+			break;
+	if (i == EXT_NEVENTS)
+		return ext_bad(why, len, "unknown event '%.*s'", (int)(k < 40 ? k : 40), p);
+	ev->type = ext_events[i].type;
+	unsigned have = 0;
+	p += k;
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		k = strcspn(p, " ");
+		const char *eq = memchr(p, '=', k);
+		if (!eq || eq == p)
+			return ext_bad(why, len, "'%.*s' is not key=value", (int)(k < 40 ? k : 40), p);
+		size_t kl = (size_t)(eq - p), vl = k - kl - 1;
+		const char *v = eq + 1;
+		int64_t x;
+		if (kl == 1 && *p == 'n') {
+			if (ext_int(v, vl, &x) || x < 0)
+				return ext_bad(why, len, "n=%.*s: want a count", (int)vl, v);
+			ev->a = ev->type == EV_ATTEMPT ? x : ev->a;
+			have |= K_N;
+		} else if (kl == 3 && !strncmp(p, "rev", 3)) {
+			if (ext_int(v, vl, &x) || x < -1)
+				return ext_bad(why, len, "rev=%.*s: want a revision (-1: missing)", (int)vl, v);
+			ev->a = x;
+			have |= K_REV;
+		} else if (kl == 3 && !strncmp(p, "own", 3)) {
+			if (ext_int(v, vl, &x) || x < 0)
+				return ext_bad(why, len, "own=%.*s: want a count", (int)vl, v);
+			ev->b = x;
+			have |= K_OWN;
+		} else if (kl == 5 && !strncmp(p, "errno", 5)) {
+			char name[32];
+			snprintf(name, sizeof name, "%.*s", (int)(vl < 31 ? vl : 31), v);
+			if (!vl || vl > 31 || (ev->err = fault_errno_parse(name)) < 0)
+				return ext_bad(why, len, "errno=%.*s: not an errno name or number", (int)(vl < 40 ? vl : 40), v);
+			have |= K_ERRNO;
+		}
+		/* other keys: ignored (room for adapters to say more) */
+		p += k;
+	}
+	unsigned need = ext_events[i].need;
+	if (ev->type == EV_READ && (have & K_ERRNO)) {
+		need = 0;
+		if (!(have & K_REV))
+			ev->a = -1;
+	}
+	if ((need & ~have) & K_ERRNO)
+		return ext_bad(why, len, "%s needs errno=NAME", ext_events[i].name);
+	if ((need & ~have) & (K_REV | K_OWN))
+		return ext_bad(why, len, "%s needs rev=R own=C", ext_events[i].name);
+	return 0;
+}
+
+static int ext_point_of(int type)
+{
+	for (unsigned i = 0; i < EXT_NEVENTS; i++)
+		if (ext_events[i].type == type)
+			return ext_events[i].point;
+	return -1;
+}
+
+/* ---- set-up ---- */
+
+static int ext_prepare_fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Where the shipped adapters live: $LOCKSTORM_ADAPTERS, else beside the
+ * binary (<exe>/../adapters: the source tree's build/, or an install's
+ * share), else the source tree this binary was built from. */
+static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, char *why, size_t wlen)
+{
+	char self[PATH_MAX], tried[1024] = "";
+	const char *env = getenv("LOCKSTORM_ADAPTERS");
+	const char *dirs[4];
+	char d1[PATH_MAX + 32], d2[PATH_MAX + 32], d3[PATH_MAX + 32];
+	int nd = 0;
+	if (env && *env) {
+		dirs[nd++] = env;
+	} else {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (n > 0) {
+			self[n] = '\0';
+			char *dir = dirname(self);
+			snprintf(d1, sizeof d1, "%s/../adapters", dir);
+			snprintf(d2, sizeof d2, "%s/../../adapters", dir);
+			snprintf(d3, sizeof d3, "%s/../share/lockstorm/adapters", dir);
+			dirs[nd++] = d1;
+			dirs[nd++] = d2;
+			dirs[nd++] = d3;
+		}
+#ifdef LS_SOURCE_DIR
+		dirs[nd++] = LS_SOURCE_DIR "/adapters";
+#endif
+	}
+	size_t used = 0;
+	for (int i = 0; i < nd; i++) {
+		char p[PATH_MAX * 2];
+		snprintf(p, sizeof p, "%s/%s", dirs[i], a->run);
+		if (access(p, F_OK) == 0) {
+			if (access(p, X_OK) != 0)
+				return ext_prepare_fail(why, wlen, "ext:%s: adapter %s is not executable", a->name, p);
+			if (!realpath(p, out))
+				snprintf(out, len, "%s", p);
+			return 0;
+		}
+		used += (size_t)snprintf(tried + used, used < sizeof tried ? sizeof tried - used : 0, "%s%s",
+					 i ? ", " : "", p);
+	}
+	return ext_prepare_fail(why, wlen, "ext:%s: adapter not found (tried %s; LOCKSTORM_ADAPTERS names the adapters "
+				"directory)", a->name, tried);
+}
+
+static int ext_kind_shim(enum fault_kind k)
+{
+	return k == FK_ERRNO || k == FK_SHORT_WRITE || k == FK_STALL || k == FK_CRASH;
+}
+
+static int ext_kind_driver(enum fault_kind k)
+{
+	return k == FK_STALL || k == FK_STOP || k == FK_CRASH;
+}
+
+/* Split the plan: rules at fs/<call> go to the shim (confined to the work
+ * directory unless they name a path), stall/stop/crash rules at ext points
+ * to the driver; a stop rule that matches no ext point acts while the lock
+ * is held (after `acquired`). */
+static int ext_plan(struct ext_run *x, char *why, size_t len)
+{
+	const struct fault_plan *plan = &x->cfg->faults;
+	size_t cap = 1;
+	for (unsigned i = 0; i < plan->n; i++)
+		cap += strlen(plan->rule[i].spec) + strlen(x->cfg->workdir) + 16;
+	char *specs = calloc(1, cap);
+	if (!specs)
+		return ext_prepare_fail(why, len, "out of memory");
+	size_t used = 0;
+	uint32_t driver = 0, anywhere = 0;
+	for (int pt = 0; pt < PT__N; pt++) {
+		x->hash[pt] = fsx_point_hash(ext_point_names[pt]);
+		anywhere |= fault_point_mask(plan, ext_point_names[pt]);
+	}
+	for (unsigned i = 0; i < plan->n; i++) {
+		const struct fault_rule *r = &plan->rule[i];
+		if (ext_kind_driver(r->kind))
+			driver |= 1u << i;
+		if (!ext_kind_shim(r->kind))
+			continue;
+		int at_fs = 0;
+		for (int p = 0; p < PRELOAD_NPOINTS; p++)
+			at_fs |= (int)(fault_point_mask(plan, preload_points[p]) >> i & 1u);
+		if (!at_fs)
+			continue;
+		const char *sep = strchr(r->spec, ':') ? "," : ":";
+		if (r->path[0])
+			used += (size_t)sprintf(specs + used, "%s\n", r->spec);
+		else
+			used += (size_t)sprintf(specs + used, "%s%spath=%s/*\n", r->spec, sep, x->cfg->workdir);
+		if (r->kind == FK_CRASH)
+			x->shim_crash = 1;
+		if (r->kind == FK_STALL) {
+			int64_t ms = r->for_ms >= 0 ? r->for_ms : 0;
+			for (unsigned w = 0; w < x->n; w++)
+				if (r->for_ms < 0 && x->slot[w].ext && (int64_t)(r->for_stale * (double)x->slot[w].stale_ms) > ms)
+					ms = (int64_t)(r->for_stale * (double)x->slot[w].stale_ms);
+			if (ms > x->shim_stall_ms)
+				x->shim_stall_ms = ms;
+		}
+	}
+	for (int pt = 0; pt < PT__N; pt++)
+		x->mask[pt] = fault_point_mask(plan, ext_point_names[pt]) & driver;
+	for (unsigned i = 0; i < plan->n; i++)
+		if (plan->rule[i].kind == FK_STOP && !(anywhere >> i & 1u))
+			x->mask[PT_ACQUIRED] |= 1u << i;
+	if (!used) {
+		free(specs);
+		return 0;
+	}
+	x->specs = specs;
+	if (exec_find_shim(x->shim, sizeof x->shim) != 0)
+		return ext_prepare_fail(why, len, "preload library not found: %s (%s)", x->shim, strerror(errno));
+	return 0;
+}
+
+int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena, const char *state_file,
+		char *why, size_t len)
+{
+	*out = NULL;
+	const char *cmd[CFG_MAX_PROTOS] = { NULL };
+	static char paths[CFG_MAX_PROTOS][PATH_MAX];
+	int any = 0;
+	for (unsigned i = 0; i < cfg->nproto; i++) {
+		const struct ext_adapter *a = ext_of(cfg->proto[i]);
+		if (!a)
+			continue;
+		any = 1;
+		if (!a->run) {
+			if (!cfg->exec_cmd[0]) {
+				ext_prepare_fail(why, len, "-p exec needs --exec 'CMD'");
+				return 2;
+			}
+			cmd[i] = cfg->exec_cmd;
+		} else {
+			if (ext_find_adapter(a, paths[i], sizeof paths[i], why, len) != 0)
+				return 2;
+			cmd[i] = paths[i];
+		}
+	}
+	if (!any)
+		return 0;
+	if (cfg->workload != &update_workload && cfg->workload != &hold_workload) {
+		ext_prepare_fail(why, len, "external adapters run the update and hold workloads only (not '%s')",
+				 cfg->workload->name);
+		return 2;
+	}
+	struct ext_run *x = calloc(1, sizeof *x + cfg->workers * sizeof x->slot[0]);
+	if (!x) {
+		ext_prepare_fail(why, len, "out of memory");
+		return 3;
+	}
+	x->cfg = cfg;
+	x->arena = arena;
+	x->state_file = state_file;
+	x->n = cfg->workers;
+	x->sigfd = -1;
+	for (unsigned w = 0; w < cfg->workers; w++) {
+		struct ext_slot *s = &x->slot[w];
+		unsigned slot = cfg_proto_slot(cfg, w);
+		s->ev_fd = s->ctl_fd = s->child_ev = s->child_ctl = -1;
+		s->j.fd = -1;
+		if (!cmd[slot])
+			continue;
+		s->ext = 1;
+		s->cmd = cmd[slot];
+		s->shell = ext_of(cfg->proto[slot])->run == NULL;
+		s->ops = cfg->proto[slot];
+		s->pvals = cfg->pvals[slot];
+		int si = param_index(s->ops->params, "stale_ms");
+		s->stale_ms = si >= 0 ? s->pvals[si] : 10000;
+		s->budget_ms = runcfg_budget_ms(cfg, w);
+	}
+	if (cfg->workload == &hold_workload) {
+		int hi = param_index(hold_workload.params, "hold_ms"), ji = param_index(hold_workload.params, "hold_jitter");
+		x->hold_ms = cfg->wvals[hi] + cfg->wvals[hi] * cfg->wvals[ji] / 100;
+	}
+	int rc = 3;
+	if (ext_plan(x, why, len) != 0)
+		goto out_free;
+	/* the state file's folder: adapters find it there */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", state_file);
+	if (mkdir(dirname(dir), 0777) != 0 && errno != EEXIST) {
+		ext_prepare_fail(why, len, "cannot make %s: %s", dir, strerror(errno));
+		goto out_free;
+	}
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	x->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (x->sigfd < 0) {
+		ext_prepare_fail(why, len, "signalfd: %s", strerror(errno));
+		goto out_free;
+	}
+	/* a write to the stdin of an adapter that died is EPIPE, not our death */
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &x->old_pipe);
+	*out = x;
+	return 0;
+out_free:
+	if (x->sigfd >= 0)
+		close(x->sigfd);
+	free(x->specs);
+	free(x);
+	return rc;
+}
+
+int ext_is(const struct ext_run *x, unsigned id)
+{
+	return x && id < x->n && x->slot[id].ext;
+}
+
+pid_t ext_group(const struct ext_run *x, unsigned id)
+{
+	return x->slot[id].pid;
+}
+
+int ext_failed(const struct ext_run *x)
+{
+	return x ? x->fail_rc : 0;
+}
+
+/* ---- records ---- */
+
+static void ext_record(struct ext_run *x, unsigned id, int type, int err, int64_t a, int64_t b, int64_t c,
+		       uint64_t ns)
+{
+	struct ext_slot *s = &x->slot[id];
+	struct jrec r;
+	memset(&r, 0, sizeof r);
+	r.type = (uint16_t)type;
+	r.worker = (uint16_t)id;
+	r.pid = s->rec_pid;
+	r.op = s->op;
+	r.err = err;
+	r.seq = journal_next_seq(); /* arrival order; ext_resequence orders by time */
+	r.ns = ns;
+	r.a = a;
+	r.b = b;
+	r.c = c;
+	if (journal_write(&s->j, &r) != 0)
+		fprintf(stderr, "lockstorm: w%u: cannot journal: %s\n", id, strerror(errno));
+	struct arena_worker *aw = &x->arena->w[id];
+	atomic_fetch_add(&aw->progress, 1);
+	switch (type) {
+	case EV_ACQUIRED:
+		atomic_fetch_add(&aw->acquired, 1);
+		break;
+	case EV_COMMIT:
+		atomic_fetch_add(&aw->committed, 1);
+		break;
+	case EV_BUSY:
+		atomic_fetch_add(&aw->busy, 1);
+		break;
+	case EV_ACQUIRE_ERROR:
+	case EV_WRITE_ERROR:
+	case EV_RELEASE_ERROR:
+		atomic_fetch_add(&aw->errors, 1);
+		break;
+	case EV_LOST:
+		atomic_fetch_add(&aw->lost, 1);
+		break;
+	case EV_RELEASED:
+		atomic_fetch_add(&aw->ops, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The last lines of the adapter's stderr, indented, to stderr. */
+static void ext_log_tail(const struct ext_run *x, unsigned id)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/adapter-w%u.log", x->cfg->outdir, id);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return;
+	static char ring[EXT_TAIL_LINES][512];
+	unsigned n = 0;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(ring[n % EXT_TAIL_LINES], sizeof ring[0], "%s", line);
+		n++;
+	}
+	fclose(f);
+	if (!n) {
+		fprintf(stderr, "  (its stderr, %s, is empty)\n", p);
+		return;
+	}
+	fprintf(stderr, "  last lines of its stderr (%s):\n", p);
+	for (unsigned i = n > EXT_TAIL_LINES ? n - EXT_TAIL_LINES : 0; i < n; i++)
+		fprintf(stderr, "    | %s\n", ring[i % EXT_TAIL_LINES]);
+}
+
+/* An adapter broke the protocol: say so, kill it, end the run. */
+static void ext_fail(struct ext_run *x, unsigned id, int rc, int tail, const char *fmt, ...)
+{
+	struct ext_slot *s = &x->slot[id];
+	if (s->failed)
+		return;
+	s->failed = 1;
+	if (s->pid)
+		kill(-s->pid, SIGKILL);
+	char msg[EXT_LINE_MAX + 256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (isatty(STDERR_FILENO) && !x->cfg->quiet)
+		fprintf(stderr, "\r%80s\r", ""); /* the status line */
+	fprintf(stderr, "lockstorm: w%u: %s\n", id, msg);
+	if (tail)
+		ext_log_tail(x, id);
+	if (!x->fail_rc)
+		x->fail_rc = rc;
+	atomic_store(&x->arena->stop, 1);
+}
+
+/* ---- the control pipe ---- */
+
+static void ext_say(struct ext_run *x, unsigned id, const char *text)
+{
+	struct ext_slot *s = &x->slot[id];
+	size_t n = strlen(text);
+	ssize_t k;
+	do
+		k = write(s->ctl_fd, text, n);
+	while (k < 0 && errno == EINTR);
+	if (k < 0 && errno == EAGAIN)
+		ext_fail(x, id, 3, 1, "adapter does not read its stdin (the control pipe is full)");
+	/* EPIPE: it is gone; the reaper says why */
+}
+
+static void ext_answer(struct ext_run *x, unsigned id)
+{
+	struct ext_slot *s = &x->slot[id];
+	s->waiting = 0;
+	if (s->told_stop || !arena_claim_op(x->arena)) {
+		s->told_stop = 1;
+		ext_say(x, id, "stop\n");
+		return;
+	}
+	s->op = atomic_fetch_add(&x->arena->w[id].next_op, 1);
+	s->has_op = 1;
+	s->phase = PH_IDLE;
+	char line[32];
+	snprintf(line, sizeof line, "op %u\n", s->op);
+	ext_say(x, id, line);
+}
+
+void ext_go(struct ext_run *x)
+{
+	x->go = 1;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->slot[i].ext && x->slot[i].waiting && x->slot[i].pid && !x->slot[i].failed)
+			ext_answer(x, i);
+}
+
+/* ---- faults from outside ---- */
+
+static void ext_fault(struct ext_run *x, unsigned id, int pt)
+{
+	struct ext_slot *s = &x->slot[id];
+	if (pt < 0 || !x->mask[pt] || s->crash_ns || s->failed || !s->pid)
+		return;
+	struct fault_action act = fault_check_mask(&x->cfg->faults, &x->arena->w[id].fstate, &s->rng, id,
+						   ext_point_names[pt], x->mask[pt], NULL, s->stale_ms);
+	int64_t now = fsx_mono_ns();
+	if (act.kind == FK_STALL || act.kind == FK_STOP) {
+		ext_record(x, id, EV_FAULT, 0, act.kind, (int64_t)x->hash[pt], act.stall_ms, (uint64_t)now);
+		kill(-s->pid, SIGSTOP);
+		int64_t until = now + act.stall_ms * 1000000LL;
+		if (until > s->stop_until)
+			s->stop_until = until;
+		if (until > atomic_load(&x->arena->stall_until_ns))
+			atomic_store(&x->arena->stall_until_ns, until);
+		atomic_fetch_add(&x->arena->w[id].stalls, 1);
+	} else if (act.kind == FK_CRASH) {
+		/* stamped before the kill: lines stamped after it are dropped, so the
+		 * journal never shows the worker acting after its crash */
+		ext_record(x, id, EV_FAULT, 0, FK_CRASH, (int64_t)x->hash[pt], 0, (uint64_t)now);
+		kill(-s->pid, SIGKILL);
+		s->crash_ns = now;
+		atomic_fetch_add(&x->arena->w[id].crashes, 1);
+	}
+}
+
+/* ---- lines ---- */
+
+static void ext_line(struct ext_run *x, unsigned id, char *line)
+{
+	struct ext_slot *s = &x->slot[id];
+	if (s->failed)
+		return;
+	size_t n = strlen(line);
+	if (n && line[n - 1] == '\r')
+		line[--n] = '\0';
+	char shown[120];
+	snprintf(shown, sizeof shown, "%.100s%s", line, n > 100 ? "..." : "");
+	struct ext_event ev;
+	char why[256];
+	if (ext_parse_line(line, &ev, why, sizeof why) != 0) {
+		if (!s->crash_ns)
+			ext_fail(x, id, 3, 0, "adapter sent a bad line: \"%s\" (%s)", shown, why);
+		return;
+	}
+	int64_t now = fsx_mono_ns();
+	s->last_ns = now;
+	s->lines++;
+	if (ev.log) {
+		if (x->cfg->verbose)
+			fprintf(stderr, "w%u: %s\n", id, ev.text);
+		return;
+	}
+	if (s->crash_ns && (!ev.ns || (int64_t)ev.ns > s->crash_ns))
+		return; /* after its crash: it is dead as far as the journal goes */
+	if (ev.next) {
+		if (!s->started) {
+			s->started = 1;
+			if (!x->go) {
+				s->waiting = 1;
+				atomic_fetch_add(&x->arena->ready, 1);
+				return;
+			}
+		}
+		ext_answer(x, id);
+		return;
+	}
+	snprintf(s->last_line, sizeof s->last_line, "%s", shown);
+	if ((int64_t)ev.ns > now + EXT_CLOCK_SLACK_NS || (int64_t)ev.ns < s->spawn_ns) {
+		ext_fail(x, id, 3, 0, "adapter sent a bad line: \"%s\" (timestamp %s the adapter's start: not "
+			 "CLOCK_MONOTONIC nanoseconds)", shown, (int64_t)ev.ns < s->spawn_ns ? "before" : "far after");
+		return;
+	}
+	if (ev.ns < s->last_ev_ns) {
+		ext_fail(x, id, 3, 0, "adapter sent a bad line: \"%s\" (timestamp earlier than its previous line's)",
+			 shown);
+		return;
+	}
+	if (!s->has_op || s->told_stop) {
+		ext_fail(x, id, 3, 0, "adapter sent a bad line: \"%s\" (an event %s)", shown,
+			 s->told_stop ? "after it was told to stop" : "before it was given an op");
+		return;
+	}
+	s->last_ev_ns = ev.ns;
+	ext_record(x, id, ev.type, ev.err, ev.a, ev.b, 0, ev.ns);
+	switch (ev.type) {
+	case EV_ATTEMPT:
+		s->phase = PH_ATTEMPT;
+		break;
+	case EV_ACQUIRED:
+		s->phase = PH_HOLD;
+		break;
+	case EV_BUSY:
+	case EV_ACQUIRE_ERROR:
+	case EV_RELEASED:
+	case EV_RELEASE_ERROR:
+		s->phase = PH_IDLE;
+		break;
+	case EV_RELEASE_BEGIN:
+		s->phase = PH_RELEASE;
+		break;
+	default:
+		break;
+	}
+	ext_fault(x, id, ext_point_of(ev.type));
+}
+
+/* Read what the pipe has; 1 at EOF. */
+static int ext_pump(struct ext_run *x, unsigned id)
+{
+	struct ext_slot *s = &x->slot[id];
+	for (;;) {
+		ssize_t k = read(s->ev_fd, s->buf + s->len, EXT_LINE_MAX - s->len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return 0; /* EAGAIN: all read */
+		if (k == 0)
+			return 1;
+		s->len += (size_t)k;
+		char *start = s->buf, *nl;
+		while ((nl = memchr(start, '\n', s->len - (size_t)(start - s->buf)))) {
+			*nl = '\0';
+			ext_line(x, id, start);
+			start = nl + 1;
+		}
+		s->len -= (size_t)(start - s->buf);
+		memmove(s->buf, start, s->len);
+		if (s->len == EXT_LINE_MAX) {
+			s->buf[60] = '\0';
+			ext_fail(x, id, 3, 0, "adapter sent a bad line: \"%s...\" (longer than %d bytes)", s->buf,
+				 EXT_LINE_MAX);
+			s->len = 0;
+		}
+	}
+}
+
+void ext_wait(struct ext_run *x, int64_t ms)
+{
+	struct pollfd *pf = calloc(x->n + 1, sizeof *pf);
+	unsigned *who = calloc(x->n + 1, sizeof *who);
+	if (!pf || !who) {
+		free(pf);
+		free(who);
+		return;
+	}
+	nfds_t n = 0;
+	pf[n].fd = x->sigfd;
+	pf[n++].events = POLLIN;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->slot[i].ext && x->slot[i].ev_fd >= 0) {
+			who[n] = i;
+			pf[n].fd = x->slot[i].ev_fd;
+			pf[n++].events = POLLIN;
+		}
+	if (poll(pf, n, (int)ms) > 0) {
+		for (nfds_t k = 1; k < n; k++) {
+			if (!pf[k].revents)
+				continue;
+			struct ext_slot *s = &x->slot[who[k]];
+			if (ext_pump(x, who[k])) { /* EOF: it closed fd 3 or is gone */
+				close(s->ev_fd);
+				s->ev_fd = -1;
+			}
+		}
+		if (pf[0].revents) {
+			struct signalfd_siginfo si;
+			while (read(x->sigfd, &si, sizeof si) > 0)
+				;
+		}
+	}
+	free(who);
+	free(pf);
+}
+
+int ext_watchdog(struct ext_run *x, unsigned id, int64_t extra_ms, struct journal *dj)
+{
+	struct ext_slot *s = &x->slot[id];
+	if (!s->pid || s->failed || s->crash_ns || s->wd_killed)
+		return 0;
+	int64_t now = fsx_mono_ns();
+	if (s->stop_until) {
+		if (now < s->stop_until)
+			return 0;
+		kill(-s->pid, SIGCONT);
+		s->stop_until = 0;
+		s->last_ns = now;
+		return 0;
+	}
+	if (s->waiting)
+		return 0; /* held at the barrier: our doing */
+	int64_t since = s->last_ns, global = atomic_load(&x->arena->stall_until_ns);
+	if (global > since)
+		since = global;
+	int64_t quiet_ms = (now - since) / 1000000, limit;
+	if (!s->started)
+		limit = EXT_START_MS + s->budget_ms;
+	else if (s->told_stop)
+		limit = s->budget_ms + extra_ms;
+	else
+		limit = s->budget_ms + extra_ms + x->shim_stall_ms + (s->phase == PH_HOLD ? x->hold_ms : 0);
+	if (quiet_ms <= limit)
+		return 0;
+	if (s->started && !s->told_stop && (s->phase == PH_ATTEMPT || s->phase == PH_RELEASE)) {
+		/* the lock call does not return: the lock's liveness, not the adapter's fault */
+		int pt = s->phase == PH_ATTEMPT ? PT_ATTEMPT : PT_RELEASE_BEGIN;
+		journal_log(dj, EV_LIVENESS, id, 0, (int64_t)x->hash[pt], quiet_ms, s->budget_ms);
+		s->wd_killed = 1;
+		kill(-s->pid, SIGKILL);
+		return 1;
+	}
+	if (!s->started)
+		ext_fail(x, id, 3, 1, "adapter hung: no `next` within %lld ms of its start", (long long)quiet_ms);
+	else if (s->told_stop)
+		ext_fail(x, id, 3, 1, "adapter hung: it did not exit within %lld ms of being told to stop",
+			 (long long)quiet_ms);
+	else
+		ext_fail(x, id, 3, 1, "adapter hung: no line for %lld ms (limit %lld ms) outside a lock call, after \"%s\"",
+			 (long long)quiet_ms, (long long)limit, s->last_line[0] ? s->last_line : "next");
+	return 0;
+}
+
+/* ---- processes ---- */
+
+int ext_before_fork(struct ext_run *x, unsigned id)
+{
+	struct ext_slot *s = &x->slot[id];
+	int ev[2], ctl[2];
+	if (pipe2(ev, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(ctl, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(ev[0]);
+		close(ev[1]);
+		errno = e;
+		return -1;
+	}
+	fcntl(ev[0], F_SETFL, O_NONBLOCK);
+	fcntl(ctl[1], F_SETFL, O_NONBLOCK);
+	s->ev_fd = ev[0];
+	s->child_ev = ev[1];
+	s->ctl_fd = ctl[1];
+	s->child_ctl = ctl[0];
+	s->spawn_ns = fsx_mono_ns();
+	return 0;
+}
+
+static void ext_setenv_num(const char *name, long long v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", v);
+	setenv(name, buf, 1);
+}
+
+_Noreturn void ext_child_exec(struct ext_run *x, unsigned id, unsigned incarnation, const sigset_t *mask)
+{
+	struct ext_slot *s = &x->slot[id];
+	const struct run_config *cfg = x->cfg;
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/adapter-w%u.log", cfg->outdir, id);
+	int log = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (log < 0)
+		log = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	/* stdin: the control pipe; stdout, stderr: the log; fd 3: the events */
+	if (dup2(s->child_ctl, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
+		_exit(127);
+	if (s->child_ev == 3)
+		fcntl(3, F_SETFD, 0);
+	else if (dup2(s->child_ev, 3) < 0)
+		_exit(127);
+
+	char lock[PATH_MAX + 8];
+	snprintf(lock, sizeof lock, "%s.lock", x->state_file);
+	setenv("LOCKSTORM_RESOURCE", x->state_file, 1);
+	setenv("LOCKSTORM_LOCK", lock, 1);
+	setenv("LOCKSTORM_STATE", x->state_file, 1);
+	ext_setenv_num("LOCKSTORM_WORKER", id);
+	ext_setenv_num("LOCKSTORM_WORKERS", cfg->workers);
+	ext_setenv_num("LOCKSTORM_INCARNATION", incarnation);
+	char seed[32];
+	snprintf(seed, sizeof seed, "%llu", (unsigned long long)cfg->seed);
+	setenv("LOCKSTORM_SEED", seed, 1);
+	setenv("LOCKSTORM_WORKLOAD", cfg->workload->name, 1);
+	char scale[32];
+	snprintf(scale, sizeof scale, "%g", cfg->time_scale);
+	setenv("LOCKSTORM_TIME_SCALE", scale, 1);
+	ext_setenv_num("LOCKSTORM_HOLD_MS", cfg->workload == &hold_workload ?
+			       cfg->wvals[param_index(hold_workload.params, "hold_ms")] : 0);
+	setenv("LOCKSTORM_EVENT_FD", "3", 1);
+	for (int i = 0; s->ops->params[i].name; i++) {
+		char name[96];
+		int k = snprintf(name, sizeof name, "LOCKSTORM_PARAM_");
+		for (const char *c = s->ops->params[i].name; *c && k < (int)sizeof name - 1; c++)
+			name[k++] = (*c >= 'a' && *c <= 'z') ? (char)(*c - 'a' + 'A') : *c == '-' ? '_' : *c;
+		name[k] = '\0';
+		ext_setenv_num(name, s->pvals[i] == LS_NEVER ? -1 : s->pvals[i]);
+	}
+	/* the preload shim, when the plan has rules for the adapter's calls */
+	if (x->specs) {
+		const char *old = getenv("LD_PRELOAD");
+		char pre[PATH_MAX * 2];
+		snprintf(pre, sizeof pre, "%s%s%s", x->shim, old && *old ? ":" : "", old && *old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
+		setenv(PRELOAD_ENV_FAULTS, x->specs, 1);
+		ext_setenv_num(PRELOAD_ENV_STALE, s->stale_ms);
+		char lin[32];
+		snprintf(lin, sizeof lin, "%08x%08x", id + 1, incarnation);
+		setenv(PRELOAD_ENV_LINEAGE, lin, 1);
+		snprintf(p, sizeof p, "%s/adapter-w%u.inject", cfg->outdir, id);
+		setenv(PRELOAD_ENV_LOG, p, 1);
+	} else {
+		unsetenv(PRELOAD_ENV_FAULTS);
+	}
+	if (s->shell)
+		execl("/bin/sh", "sh", "-c", s->cmd, (char *)NULL);
+	else
+		execl(s->cmd, s->cmd, (char *)NULL);
+	int e = errno;
+	fprintf(stderr, "lockstorm: cannot run %s: %s\n", s->cmd, strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+void ext_spawned(struct ext_run *x, unsigned id, unsigned incarnation, pid_t pid)
+{
+	struct ext_slot *s = &x->slot[id];
+	close(s->child_ev);
+	close(s->child_ctl);
+	s->child_ev = s->child_ctl = -1;
+	s->pid = s->rec_pid = pid;
+	s->incarnation = incarnation;
+	s->len = 0;
+	s->started = s->waiting = s->has_op = s->told_stop = s->wd_killed = 0;
+	s->phase = PH_IDLE;
+	s->lines = 0;
+	s->last_ns = fsx_mono_ns();
+	s->last_ev_ns = 0;
+	s->stop_until = s->crash_ns = 0;
+	s->last_line[0] = '\0';
+	s->op = atomic_load(&x->arena->w[id].next_op);
+	prng_seed(&s->rng, x->cfg->seed, id, incarnation);
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/journal/w%04u.bin", x->cfg->outdir, id);
+	if (journal_open(&s->j, p, id) != 0)
+		ext_fail(x, id, 3, 0, "cannot open %s: %s", p, strerror(errno));
+	else
+		ext_record(x, id, EV_WORKER_START, 0, incarnation, 0, 0, (uint64_t)s->spawn_ns);
+}
+
+static void ext_close(struct ext_slot *s)
+{
+	if (s->ev_fd >= 0)
+		close(s->ev_fd);
+	if (s->ctl_fd >= 0)
+		close(s->ctl_fd);
+	s->ev_fd = s->ctl_fd = -1;
+	journal_close(&s->j);
+	s->j.fd = -1;
+}
+
+int ext_reaped(struct ext_run *x, unsigned id, int status)
+{
+	struct ext_slot *s = &x->slot[id];
+	s->pid = 0; /* reaped: nothing left to signal */
+	if (s->ev_fd >= 0)
+		ext_pump(x, id); /* its last lines */
+	if (s->len && !s->failed && !s->crash_ns) {
+		s->buf[s->len < 60 ? s->len : 60] = '\0';
+		ext_fail(x, id, 3, 1, "adapter sent a bad line: \"%s\" (no newline at its end)", s->buf);
+	}
+	int64_t now = fsx_mono_ns();
+	int generic = 0;
+	if (s->failed || s->crash_ns || s->wd_killed) {
+		generic = !s->failed;
+	} else if (WIFEXITED(status)) {
+		int code = WEXITSTATUS(status);
+		ext_record(x, id, EV_WORKER_EXIT, 0, code, 0, 0, (uint64_t)now);
+		if (code != 0 || !s->told_stop) {
+			pid_t pid = s->rec_pid;
+			if ((code == 126 || code == 127) && !s->lines)
+				ext_fail(x, id, 2, 1, "adapter command could not be run (exit %d): %s", code, s->cmd);
+			else
+				ext_fail(x, id, 3, 1, "adapter (pid %d) exited with status %d %s", (int)pid, code,
+					 s->told_stop ? "after it was told to stop" :
+					 s->lines ? "before it was told to stop" : "before its first line");
+		}
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		/* the shim's crash (or the driver's kill at the end, or the OOM
+		 * killer): the hold is judged to end at its last reported event,
+		 * the latest moment it is known to have been alive */
+		if (x->shim_crash && !x->killing)
+			ext_record(x, id, EV_FAULT, 0, FK_CRASH, (int64_t)fsx_point_hash("fs/*"), 0,
+				   (s->last_ev_ns ? s->last_ev_ns : (uint64_t)s->spawn_ns) + 1);
+		generic = 1;
+	} else if (WIFSIGNALED(status)) {
+		ext_fail(x, id, 3, 1, "adapter killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	}
+	s->pid = 0;
+	ext_close(s);
+	return generic;
+}
+
+void ext_kill_all(struct ext_run *x)
+{
+	x->killing = 1;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->slot[i].ext && x->slot[i].pid) {
+			kill(-x->slot[i].pid, SIGCONT);
+			kill(-x->slot[i].pid, SIGKILL);
+		}
+}
+
+void ext_free(struct ext_run *x)
+{
+	if (!x)
+		return;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->slot[i].ext)
+			ext_close(&x->slot[i]);
+	sigaction(SIGPIPE, &x->old_pipe, NULL);
+	if (x->sigfd >= 0)
+		close(x->sigfd);
+	free(x->specs);
+	free(x);
+}
+
+/* ---- the global order ---- */
+
+struct ext_rec {
+	struct jrec r;
+	unsigned file;
+};
+
+static int ext_rec_cmp(const void *pa, const void *pb)
+{
+	const struct jrec *a = &((const struct ext_rec *)pa)->r, *b = &((const struct ext_rec *)pb)->r;
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? -1 : 1;
+	if (a->worker != b->worker)
+		return a->worker < b->worker ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int ext_resequence(const char *outdir)
+{
+	char dir[PATH_MAX + 16];
+	snprintf(dir, sizeof dir, "%s/journal", outdir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	char (*names)[NAME_MAX + 1] = NULL;
+	struct ext_rec *all = NULL;
+	size_t n = 0, cap = 0;
+	unsigned files = 0;
+	int rc = -1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 5 || strcmp(de->d_name + l - 4, ".bin"))
+			continue;
+		char (*nn)[NAME_MAX + 1] = realloc(names, (files + 1) * sizeof *names);
+		if (!nn)
+			goto out;
+		names = nn;
+		snprintf(names[files], sizeof names[0], "%s", de->d_name);
+		char p[PATH_MAX * 2];
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		struct jrec *rec;
+		size_t k, torn;
+		if (journal_read_file(p, &rec, &k, &torn) != 0)
+			goto out;
+		if (n + k > cap) {
+			size_t nc = (n + k) * 2 + 1024;
+			struct ext_rec *na = realloc(all, nc * sizeof *na);
+			if (!na) {
+				free(rec);
+				goto out;
+			}
+			all = na;
+			cap = nc;
+		}
+		for (size_t i = 0; i < k; i++) {
+			all[n].r = rec[i];
+			all[n++].file = files;
+		}
+		free(rec);
+		files++;
+	}
+	qsort(all, n, sizeof *all, ext_rec_cmp);
+	for (size_t i = 0; i < n; i++)
+		all[i].r.seq = i + 1;
+	for (unsigned f = 0; f < files; f++) {
+		char p[PATH_MAX * 2], tmp[PATH_MAX * 2 + 8];
+		snprintf(p, sizeof p, "%s/%s", dir, names[f]);
+		snprintf(tmp, sizeof tmp, "%s.tmp", p);
+		unlink(tmp);
+		struct journal j;
+		if (journal_open(&j, tmp, 0) != 0)
+			goto out;
+		for (size_t i = 0; i < n; i++)
+			if (all[i].file == f && journal_write(&j, &all[i].r) != 0) {
+				journal_close(&j);
+				goto out;
+			}
+		journal_close(&j);
+		if (rename(tmp, p) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	closedir(d);
+	free(all);
+	free(names);
+	return rc;
+}

@@ -1,0 +1,199 @@
+/*
+ * external.c - lock implementations lockstorm does not model but runs: an
+ * adapter process drives the real library (proper-lockfile, py-filelock,
+ * util-linux flock(1), ...) and reports its events on a pipe
+ * (docs/external-workers.md; harness/extworker.c runs them).
+ *
+ * Each adapter is one `struct lock_ops` here, named "ext:NAME", so the run
+ * configuration, run.json, the checker's stale ages and wait budgets and
+ * `lockstorm list protocols` treat it like a built-in revision.  Its hooks
+ * acquire/held/release are never called (the adapter process takes the lock);
+ * they fail with ENOTSUP.  The table below says where the adapter lives and
+ * whether its stale_ms is the implementation's real stale age (the checker
+ * then allows a reclaim past it) or only a nominal one that sizes faults such
+ * as for=1.5stale (the implementation never reclaims a held lock).
+ *
+ * Adding an adapter: its directory adapters/NAME/ with an executable `run`,
+ * one ops table and one line in ext_adapters[] below.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "external.h"
+#include "proto.h"
+
+static const char *const ext_points[] = {
+	"ext/acquire/after-attempt",
+	"ext/acquire/after-acquired",
+	"ext/write/after-read",
+	"ext/write/after-commit-begin",
+	"ext/write/after-commit",
+	"ext/release/after-release-begin",
+	"ext/release/after-released",
+	NULL,
+};
+
+const char *const *const ext_point_names = ext_points;
+
+static const struct param flock1_params[] = {
+	{ "stale_ms", 10000, PU_MS, NULL, "nominal (flock never goes stale): sizes faults such as for=1.5stale" },
+	{ "wait_ms", 10000, PU_MS, NULL, "flock -w: how long one acquire waits before it ends busy" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const struct param proper_lockfile_params[] = {
+	{ "stale_ms", 10000, PU_MS, NULL, "lock(): stale - a lock whose mtime is older is taken over" },
+	{ "update_ms", 5000, PU_MS, NULL, "lock(): update - how often the holder refreshes the lock's mtime" },
+	{ "wait_ms", 10000, PU_MS, NULL, "how long one acquire retries (retries: maxRetryTime) before it ends busy" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const struct param npm_lockfile_params[] = {
+	{ "stale_ms", 10000, PU_MS, NULL, "lock(): stale - an older lock file is removed and retaken" },
+	{ "wait_ms", 10000, PU_MS, NULL, "lock(): wait - how long one acquire polls before it ends busy" },
+	{ "poll_ms", 100, PU_MS, NULL, "lock(): pollPeriod - how often a waiting acquire looks again" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const char *const py_filelock_kinds[] = { "filelock", "softfilelock", NULL };
+
+static const struct param py_filelock_params[] = {
+	{ "stale_ms", 10000, PU_MS, NULL, "nominal (neither kind reclaims a held lock): sizes faults such as for=1.5stale" },
+	{ "wait_ms", 10000, PU_MS, NULL, "acquire(timeout=): how long one acquire waits before it ends busy" },
+	{ "kind", 0, PU_CHOICE, py_filelock_kinds, "filelock: FileLock (fcntl); softfilelock: SoftFileLock (O_EXCL file)" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const struct param liblockfile_params[] = {
+	{ "stale_ms", 300000, PU_MS, NULL, "lockfile_create: a lock file older than this (5 min, in the library) is removed" },
+	{ "wait_ms", 60000, PU_MS, NULL, "the wait budget the watchdog grants one lockfile_create (its retries sleep 5 s, 10 s, ..)" },
+	{ "retries", 5, PU_COUNT, NULL, "lockfile_create(retries)" },
+	{ "pid", 1, PU_COUNT, NULL, "1: L_PID (the lock records the holder's pid; a dead holder's lock is removed)" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static const struct param exec_params[] = {
+	{ "stale_ms", 10000, PU_MS, NULL, "the command's stale age: a holder older than this may be reclaimed" },
+	{ "wait_ms", 10000, PU_MS, NULL, "how long one acquire of the command may wait" },
+	{ NULL, 0, PU_COUNT, NULL, NULL },
+};
+
+static int ext_init(struct lock *lk)
+{
+	(void)lk;
+	return 0;
+}
+
+/* The adapter process takes the lock: these are never called in a run. */
+static int ext_unsupported(struct lock *lk)
+{
+	lk->last_error = ENOTSUP;
+	errno = ENOTSUP;
+	return -1;
+}
+
+static int ext_held(struct lock *lk)
+{
+	(void)lk;
+	return 1;
+}
+
+static int64_t ext_param(const struct lock *lk, const char *name, int64_t fallback)
+{
+	int i = param_index(lk->ops->params, name);
+	return i >= 0 ? lk->param[i] : fallback;
+}
+
+static int64_t ext_stale_ms(const struct lock *lk)
+{
+	const struct ext_adapter *a = ext_of(lk->ops);
+	if (!a || !a->stale)
+		return LS_NEVER;
+	return ext_param(lk, "stale_ms", LS_NEVER);
+}
+
+static int64_t ext_wait_budget_ms(const struct lock *lk)
+{
+	return ext_param(lk, "wait_ms", 10000);
+}
+
+#define EXT_OPS(var, NAME, ORIGIN, SUMMARY, PARAMS)                               \
+	const struct lock_ops var = {                                             \
+		.name = NAME,                                                     \
+		.origin = ORIGIN,                                                 \
+		.summary = SUMMARY,                                               \
+		.claims = "",                                                     \
+		.params = PARAMS,                                                 \
+		.points = ext_points,                                             \
+		.flags = LOCK_EXTERNAL,                                           \
+		.init = ext_init,                                                 \
+		.acquire = ext_unsupported,                                       \
+		.held = ext_held,                                                 \
+		.release = ext_unsupported,                                       \
+		.stale_ms = ext_stale_ms,                                         \
+		.wait_budget_ms = ext_wait_budget_ms,                             \
+	}
+
+EXT_OPS(ext_flock1_ops, "ext:flock1", "util-linux flock(1): flock -w SECONDS FD",
+	"external: a kernel flock taken by the flock(1) tool; freed when the holder dies; never stale",
+	flock1_params);
+EXT_OPS(ext_proper_lockfile_ops, "ext:proper-lockfile", "proper-lockfile (npm): lock() / release()",
+	"external: mkdir <file>.lock, mtime refreshed every update_ms, taken over when older than stale_ms",
+	proper_lockfile_params);
+EXT_OPS(ext_npm_lockfile_ops, "ext:npm-lockfile", "lockfile (npm): lock() / unlock()",
+	"external: O_EXCL lock file, removed and retaken when older than stale_ms", npm_lockfile_params);
+EXT_OPS(ext_py_filelock_ops, "ext:py-filelock", "filelock (PyPI): FileLock / SoftFileLock",
+	"external: fcntl lock (FileLock) or O_EXCL file (SoftFileLock); neither reclaims", py_filelock_params);
+EXT_OPS(ext_liblockfile_ops, "ext:liblockfile", "liblockfile (Debian): lockfile_create / lockfile_remove",
+	"external: link(2)-made lock file with the holder's pid; removed when the holder is dead or it is old",
+	liblockfile_params);
+EXT_OPS(ext_exec_ops, "exec", "--exec CMD: any program that speaks the worker protocol",
+	"external: the command given with --exec, run through /bin/sh -c", exec_params);
+
+const struct ext_adapter ext_adapters[] = {
+	{ "flock1", "flock1/run", &ext_flock1_ops, 0 },
+	{ "proper-lockfile", "proper-lockfile/run", &ext_proper_lockfile_ops, 1 },
+	{ "npm-lockfile", "npm-lockfile/run", &ext_npm_lockfile_ops, 1 },
+	{ "py-filelock", "py-filelock/run", &ext_py_filelock_ops, 0 },
+	{ "liblockfile", "liblockfile/run", &ext_liblockfile_ops, 1 },
+	{ "exec", NULL, &ext_exec_ops, 1 },
+	{ NULL, NULL, NULL, 0 },
+};
+
+const struct ext_adapter *ext_of(const struct lock_ops *ops)
+{
+	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
+		if (a->ops == ops)
+			return a;
+	return NULL;
+}
+
+const struct lock_ops *ext_find(const char *name)
+{
+	if (!strcmp(name, "exec"))
+		return &ext_exec_ops;
+	if (strncmp(name, "ext:", 4))
+		return NULL;
+	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
+		if (a->run && !strcmp(a->name, name + 4))
+			return a->ops;
+	return NULL;
+}
+
+void ext_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (const struct ext_adapter *a = ext_adapters; a->name; a++) {
+		if (!a->run)
+			continue;
+		int n = snprintf(buf + used, len - used, "%sext:%s", used ? ", " : "", a->name);
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}
