@@ -162,6 +162,7 @@ struct explorer {
 	size_t npairs;
 	uint64_t execs, steps;
 	uint32_t kest;           /* decisions one execution makes (largest seen) */
+	uint64_t dsum;           /* decisions over all executions, for the mean */
 	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
@@ -590,6 +591,7 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 	ex->steps += x->nstep;
 	if (x->decisions > ex->kest)
 		ex->kest = x->decisions;
+	ex->dsum += x->decisions;
 	if (!ex->body && (x->outcome == XO_PASS || x->outcome == XO_FAIL)) /* a cut schedule is not judged */
 		x_check(ex, x);
 	return 0;
@@ -681,7 +683,8 @@ static void x_check(struct explorer *ex, struct xexec *x)
 /* ---- strategies ---- */
 
 /* Faults in random and PCT: at most one stall and one crash per execution,
- * each at a decision drawn uniformly over the length of an execution. */
+ * each at a decision drawn uniformly over the mean length of an execution
+ * (the longest can be a waiter's long loop: most draws would miss). */
 struct xfaults {
 	uint32_t stall_at, crash_at; /* UINT32_MAX: none this execution */
 };
@@ -734,7 +737,7 @@ struct xpct {
 	int prio[SCHED_MAX_WORKERS];
 };
 
-static void pct_begin(struct xpct *p, unsigned n, uint32_t kest)
+static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean)
 {
 	unsigned perm[SCHED_MAX_WORKERS];
 	for (unsigned i = 0; i < n; i++)
@@ -750,7 +753,7 @@ static void pct_begin(struct xpct *p, unsigned n, uint32_t kest)
 	uint32_t k = kest ? kest : 32;
 	for (unsigned i = 1; i < p->d && i < 16; i++)
 		p->change[i] = (uint32_t)prng_below(&p->rng, k);
-	faults_draw(&p->f, &p->rng, kest);
+	faults_draw(&p->f, &p->rng, kmean);
 }
 
 static unsigned choose_pct(void *ctx, const struct xdec *d)
@@ -1952,6 +1955,11 @@ static void say_config(const struct xcfg *c)
 		(unsigned long long)c->run.seed, c->max_stalls, c->stall_mult, c->max_crashes);
 }
 
+static uint32_t x_mean_decisions(const struct explorer *ex)
+{
+	return ex->execs ? (uint32_t)((ex->dsum + ex->execs - 1) / ex->execs) : 0;
+}
+
 struct strategy {
 	struct xrandom rnd;
 	struct xpct pct;
@@ -1964,14 +1972,14 @@ static int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct stra
 {
 	if (cfg->strategy == XS_RANDOM) {
 		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
-		faults_draw(&st->rnd.f, &st->rnd.rng, ex->kest);
+		faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex));
 		return x_exec(ex, sh, choose_random, &st->rnd, x);
 	}
 	if (cfg->strategy == XS_PCT) {
 		memset(&st->pct, 0, sizeof st->pct);
 		st->pct.d = cfg->pct_d;
 		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
-		pct_begin(&st->pct, sh->n, ex->kest);
+		pct_begin(&st->pct, sh->n, ex->kest, x_mean_decisions(ex));
 		return x_exec(ex, sh, choose_pct, &st->pct, x);
 	}
 	return x_exec(ex, sh, choose_dfs, &st->dfs, x);
