@@ -68,7 +68,7 @@ static const struct param py_filelock_params[] = {
 
 static const struct param liblockfile_params[] = {
 	{ "stale_ms", 300000, PU_MS, NULL, "lockfile_create: a lock file older than this (5 min, in the library) is removed" },
-	{ "wait_ms", 60000, PU_MS, NULL, "the wait budget the watchdog grants one lockfile_create (its retries sleep 5 s, 10 s, ..)" },
+	{ "wait_ms", 75000, PU_MS, NULL, "the wait budget the watchdog grants one lockfile_create (5 retries sleep 5+10+15+20+25 s)" },
 	{ "retries", 5, PU_COUNT, NULL, "lockfile_create(retries)" },
 	{ "pid", 1, PU_COUNT, NULL, "1: L_PID (the lock records the holder's pid; a dead holder's lock is removed)" },
 	{ NULL, 0, PU_COUNT, NULL, NULL },
@@ -144,7 +144,7 @@ EXT_OPS(ext_proper_lockfile_ops, "ext:proper-lockfile", "proper-lockfile (npm): 
 	proper_lockfile_params);
 EXT_OPS(ext_npm_lockfile_ops, "ext:npm-lockfile", "lockfile (npm): lock() / unlock()",
 	"external: O_EXCL lock file, removed and retaken when older than stale_ms", npm_lockfile_params);
-EXT_OPS(ext_py_filelock_ops, "ext:py-filelock", "filelock (PyPI): FileLock / SoftFileLock",
+EXT_OPS(ext_py_filelock_ops, "ext:py-filelock", "filelock (Debian python3-filelock): FileLock / SoftFileLock",
 	"external: fcntl lock (FileLock) or O_EXCL file (SoftFileLock); neither reclaims", py_filelock_params);
 EXT_OPS(ext_liblockfile_ops, "ext:liblockfile", "liblockfile (Debian): lockfile_create / lockfile_remove",
 	"external: link(2)-made lock file with the holder's pid; removed when the holder is dead or it is old",

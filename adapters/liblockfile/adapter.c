@@ -15,13 +15,13 @@
  * Parameters (LOCKSTORM_PARAM_*):
  *   retries     10    lockfile_create's retry count
  *   pid          1    1: L_PID (pid in the lock), 0: no flag ("0" in the lock)
- *   wait_ms    60000  the driver's wait budget for one lockfile_create;
- *                     its ratio to the default 60000 is the run's time scale
+ *   wait_ms    75000  the driver's wait budget for one lockfile_create;
+ *                     its ratio to the default 75000 is the run's time scale
  *   backoff_ms        what one second of the library's sleep(n) lasts here
  *                     (optional): the adapter defines sleep() itself, and the
  *                     library's call binds to it, so --time-scale shortens the
  *                     5..60 s backoff too.  Default: 1000 x LOCKSTORM_TIME_SCALE
- *                     (the driver sets it), else wait_ms / 60 (1000: the library's real
+ *                     (the driver sets it), else wait_ms / 75 (1000: the library's real
  *                     seconds, unless --time-scale scaled wait_ms)
  */
 #include <errno.h>
@@ -70,7 +70,7 @@ int main(void)
 	if (scale && *scale)
 		backoff_ms = (int64_t)(strtod(scale, NULL) * 1000.0 + 0.5);
 	else
-		backoff_ms = lsa_param("wait_ms", 60000) / 60;
+		backoff_ms = lsa_param("wait_ms", 75000) / 75;
 	backoff_ms = lsa_param("backoff_ms", backoff_ms);
 	if (backoff_ms < 1)
 		backoff_ms = 1;
