@@ -133,10 +133,12 @@ TEST(IntegFaults, ErrnoAndShortWriteFireAtTheirCall)
 {
 	ScratchDir d;
 	FRun r;
-	run(r, d, "-p flock -w update -n 2 --ops 200 --fault 'errno@fs/rename:nth=3,err=EXDEV' "
+	/* one worker: with two, the op pool may leave one of them short of its
+	 * 5th write on a busy machine, and the count would depend on timing */
+	run(r, d, "-p flock -w update -n 1 --ops 200 --fault 'errno@fs/rename:nth=3,err=EXDEV' "
 		  "--fault 'short-write@fs/write:nth=5,bytes=2,err=ENOSPC'");
 	ASSERT_TRUE(r.rep) << r.r.err;
-	EXPECT_EQ(total(r.rep, "errors"), 4); /* two workers, one rename and one write each */
+	EXPECT_EQ(total(r.rep, "errors"), 2); /* one rename and one write */
 	EXPECT_EQ(violations(r.rep, "no-lost-writes"), 0); /* a failed write is not a commit */
 	EXPECT_EQ(r.r.status, 0) << r.r.out << r.r.err;
 }
