@@ -187,3 +187,25 @@ TEST(IntegExplore, ABadOptionOrFileIsExit2WithOneLine)
 	EXPECT_EQ(r.status, 2) << r.err;
 	EXPECT_NE(r.err.find("not a lockstorm counterexample"), std::string::npos) << r.err;
 }
+
+/* The counterexamples kept under docs/cex/ (findings.md cites them) still
+ * replay to the same steps and the same violation. */
+TEST(IntegExplore, SavedCounterexamplesStillReplay)
+{
+	ScratchDir dir;
+	std::string cexdir = std::string(LS_SOURCE_DIR) + "/docs/cex";
+	DIR *d = opendir(cexdir.c_str());
+	ASSERT_TRUE(d) << cexdir;
+	int n = 0;
+	while (struct dirent *de = readdir(d)) {
+		std::string name = de->d_name;
+		if (name.size() < 6 || name.substr(name.size() - 5) != ".json")
+			continue;
+		n++;
+		CmdResult r = lockstorm("replay " + cexdir + "/" + name + " -q --dir " + dir.path);
+		EXPECT_EQ(r.status, 1) << name << ": " << r.out << r.err;
+		EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << name << ": " << r.out;
+	}
+	closedir(d);
+	EXPECT_GE(n, 3);
+}
