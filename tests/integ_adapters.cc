@@ -50,6 +50,12 @@ struct AdapterRun {
 	const char *args; /* parameters and time scale */
 };
 
+/* how ctest names the parameter ("ext:liblockfile --param pid=0 ...", not its bytes) */
+static void PrintTo(const AdapterRun &a, std::ostream *os)
+{
+	*os << "ext:" << a.adapter << " " << a.args;
+}
+
 class IntegAdapters : public ::testing::TestWithParam<AdapterRun> {};
 
 TEST_P(IntegAdapters, ShortRunWithoutFaultsPasses)
