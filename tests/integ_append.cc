@@ -487,7 +487,7 @@ TEST(IntegGeneration, KeptSmallFileServesStaleOnASameSizeRewriteWithinOneTick)
 
 /* Outside the bound READ_KEPT is exact: every rewrite a new size (pad=grow),
  * in place or tmp + rename, a fifth of the writes REMOVEs, the same 1 s
- * times.  Readers serve kept answers (b 1) and see the file gone (ENOENT). */
+ * times.  Readers serve kept answers (b 1). */
 TEST(IntegGeneration, KeptSmallFileIsExactWhenEveryRewriteHasANewSize)
 {
 	for (const char *write : { "inplace", "atomic" }) {
@@ -504,8 +504,8 @@ TEST(IntegGeneration, KeptSmallFileIsExactWhenEveryRewriteHasANewSize)
 		ASSERT_EQ(dump.status, 0) << dump.err;
 		EXPECT_GT(dump_count(dump.out, "\"type\":\"read\",\"err\":null,\"a\":"), 0u);
 		EXPECT_GT(dump_count(dump.out, ",\"b\":1,\"c\":0}"), 0u) << write << ": kept answers served";
-		EXPECT_GT(dump_count(dump.out, "\"type\":\"read\",\"err\":\"ENOENT\""), 0u)
-			<< write << ": readers saw a REMOVE";
+		/* whether a reader happens to look while the file is removed depends on the
+		 * scheduler, so it is not asserted (a clean CI run once saw none) */
 	}
 }
 
