@@ -43,7 +43,8 @@
 #include "sched.h"
 
 #define X_REC_CAP (1u << 16)            /* journal records one execution may write */
-#define X_MAX_OPTS (3 * SCHED_MAX_WORKERS)
+#define X_MAX_STALLV 4                  /* --stall multiples a run may offer */
+#define X_MAX_OPTS ((2 + X_MAX_STALLV) * SCHED_MAX_WORKERS)
 #define X_STEP_NS 1000                  /* the virtual clock moves 1 us per step */
 #define X_QUIET_TIMEOUT_MS 10000        /* real time one step may take before we call it hung */
 #define X_SHRINK_MAX 4000               /* executions the shrinker may spend */
@@ -88,7 +89,8 @@ struct xcfg {
 	int64_t budget_ms;
 	int all;
 	unsigned max_stalls, max_crashes, max_steps;
-	double stall_mult;
+	double stallv[X_MAX_STALLV]; /* --stall: the multiples of the stale age a stall may take */
+	unsigned nstallv;
 	char outdir[PATH_MAX];
 	char dir[PATH_MAX];      /* where our work directory is made */
 	char json[PATH_MAX];
@@ -102,6 +104,7 @@ struct xcfg {
 struct xstep {
 	uint8_t kind;            /* enum xkind */
 	uint8_t w;
+	uint8_t m;               /* stall: the multiple's index */
 	uint8_t state;           /* SS_STEP, SS_SLEEP or SS_BLOCKED when granted */
 	uint8_t then_sleeps;     /* the worker went to sleep after this step */
 	uint16_t fsop;           /* FSX_*; FSX_OP_COUNT for the start of a worker */
@@ -129,7 +132,7 @@ struct xexec {
 };
 
 struct xopt {
-	uint8_t kind, w;
+	uint8_t kind, w, m;
 };
 
 struct xdec {
@@ -514,24 +517,25 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 		for (unsigned i = 0; first < 0 && i < n; i++)
 			if (enabled[i])
 				first = (int)i;
-		opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)first };
+		opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)first, 0 };
 		for (unsigned i = 0; i < n; i++)
 			if (enabled[i] && (int)i != first)
-				opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)i };
+				opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)i, 0 };
 		unsigned nrun = nopt;
 		if (stalls < ex->cfg->max_stalls)
-			for (unsigned i = 0; i < n; i++)
-				if (live[i])
-					opt[nopt++] = (struct xopt){ XK_STALL, (uint8_t)i };
+			for (unsigned m = 0; m < ex->cfg->nstallv; m++)
+				for (unsigned i = 0; i < n; i++)
+					if (live[i])
+						opt[nopt++] = (struct xopt){ XK_STALL, (uint8_t)i, (uint8_t)m };
 		if (crashes < ex->cfg->max_crashes)
 			for (unsigned i = 0; i < n; i++)
 				if (live[i])
-					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)i };
+					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)i, 0 };
 		struct xdec d = { x->decisions, opt, nopt, nrun, current, cur_en, run_steps };
 		unsigned pick = choose(ctx, &d);
 		if (pick >= nopt)
 			pick = 0;
-		if (pick && push_dev(x, (struct xchoice){ x->decisions, opt[pick].kind, opt[pick].w })) {
+		if (pick && push_dev(x, (struct xchoice){ x->decisions, opt[pick].kind, opt[pick].w, opt[pick].m })) {
 			x_harness(x, "out of memory");
 			goto fail;
 		}
@@ -546,6 +550,7 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 		}
 		st->kind = opt[pick].kind;
 		st->w = (uint8_t)w;
+		st->m = opt[pick].m;
 		st->state = (uint8_t)atomic_load(&sl->state);
 		st->fsop = sl->fsop;
 		st->op_no = sl->op_no;
@@ -564,7 +569,7 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 			last = st;
 		} else if (st->kind == XK_STALL) {
 			/* it is descheduled while the clock moves past the stale age */
-			int64_t ms = (int64_t)llround(ex->cfg->stall_mult * (double)ex->stall_base[w]);
+			int64_t ms = (int64_t)llround(ex->cfg->stallv[st->m] * (double)ex->stall_base[w]);
 			st->ms = ms;
 			x->stall_ms += ms;
 			stalls++;
@@ -866,7 +871,7 @@ static unsigned choose_replay(void *ctx, const struct xdec *d)
 	if (r->next < r->n && r->dev[r->next].at == d->at) {
 		const struct xchoice *c = &r->dev[r->next++];
 		for (unsigned i = 0; i < d->nopt; i++)
-			if (d->opt[i].kind == c->kind && d->opt[i].w == c->w)
+			if (d->opt[i].kind == c->kind && d->opt[i].w == c->w && d->opt[i].m == c->m)
 				return i;
 	}
 	return 0;
@@ -1227,7 +1232,7 @@ static void step_words(const struct explorer *ex, const struct xstep *st, char *
 {
 	if (st->kind == XK_STALL) {
 		snprintf(buf, len, "w%u stalls %.3g s (%.3g x its stale age); the clock jumps to %.3f s", st->w,
-			 (double)st->ms / 1000.0, ex->cfg->stall_mult, (double)(st->now_ns / 1000000 + st->ms) / 1000.0);
+			 (double)st->ms / 1000.0, ex->cfg->stallv[st->m], (double)(st->now_ns / 1000000 + st->ms) / 1000.0);
 		return;
 	}
 	if (st->kind == XK_CRASH) {
@@ -1437,9 +1442,13 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 		json_array_append_new(protos, json_string(cfg->run.proto[i]->name));
 	for (unsigned i = 0; i < cfg->run.nkv; i++)
 		json_array_append_new(params, json_string(cfg->run.kv[i]));
-	for (size_t i = 0; i < x->ndev; i++)
-		json_array_append_new(ch, json_pack("{s:i,s:s,s:i}", "at", (json_int_t)x->dev[i].at, "do",
-						    kind_names[x->dev[i].kind], "w", (json_int_t)x->dev[i].w));
+	for (size_t i = 0; i < x->ndev; i++) {
+		json_t *c = json_pack("{s:i,s:s,s:i}", "at", (json_int_t)x->dev[i].at, "do", kind_names[x->dev[i].kind],
+				      "w", (json_int_t)x->dev[i].w);
+		if (x->dev[i].kind == XK_STALL) /* how long: a multiple of the stale age */
+			json_object_set_new(c, "stall", json_real(cfg->stallv[x->dev[i].m]));
+		json_array_append_new(ch, c);
+	}
 	json_object_set_new(o, "schema", json_string("lockstorm-cex/1"));
 	json_object_set_new(o, "protocols", protos);
 	json_object_set_new(o, "workload", json_string(cfg->run.workload->name));
@@ -1457,7 +1466,10 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 	}
 	json_object_set_new(o, "seed", json_integer((json_int_t)cfg->run.seed));
 	json_object_set_new(o, "params", params);
-	json_object_set_new(o, "stall", json_real(cfg->stall_mult));
+	json_t *sv = json_array();
+	for (unsigned i = 0; i < cfg->nstallv; i++)
+		json_array_append_new(sv, json_real(cfg->stallv[i]));
+	json_object_set_new(o, "stall", sv);
 	json_object_set_new(o, "max_stalls", json_integer(cfg->max_stalls));
 	json_object_set_new(o, "max_crashes", json_integer(cfg->max_crashes));
 	json_object_set_new(o, "max_steps", json_integer(cfg->max_steps));
@@ -1517,7 +1529,8 @@ static const char explore_usage[] =
 	"      --all                go on after a failure; report each distinct one (default: stop)\n"
 	"      --max-stalls N       stalls per schedule (default 1)\n"
 	"      --max-crashes N      crashes per schedule (default 1)\n"
-	"      --stall K            a stall moves the clock K x the stale age (default 1.5)\n"
+	"      --stall K[,K..]      a stall moves the clock K x the stale age; several: the strategy\n"
+	"                           picks one per stall (default 1.5)\n"
 	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
 	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
 	"                           no-lost-writes to find a lost write where a double holder comes first\n"
@@ -1587,7 +1600,8 @@ static void xcfg_defaults(struct xcfg *c)
 	c->max_stalls = 1;
 	c->max_crashes = 1;
 	c->max_steps = 2000;
-	c->stall_mult = 1.5;
+	c->stallv[0] = 1.5;
+	c->nstallv = 1;
 	snprintf(c->outdir, sizeof c->outdir, "explore-out");
 }
 
@@ -1648,6 +1662,24 @@ static int parse_invariants(const char *list, unsigned *want, char *why, size_t 
 		*want |= 1u << found;
 	}
 	return *want ? 0 : xfail(why, len, "--invariant needs a name");
+}
+
+/* "1.5" or "0.5,1.5,3": the multiples of the stale age a stall may take. */
+static int parse_stalls(struct xcfg *c, const char *list, char *why, size_t len)
+{
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", list);
+	c->nstallv = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		double f = strtod(t, &end);
+		if (errno || *end || !(f > 0) || f > 1000 || c->nstallv == X_MAX_STALLV)
+			return xfail(why, len, "--stall %s: want up to %d multiples of the stale age > 0 (e.g. 1.5 or "
+				     "0.5,1.5)", list, X_MAX_STALLV);
+		c->stallv[c->nstallv++] = f;
+	}
+	return c->nstallv ? 0 : xfail(why, len, "--stall needs a multiple of the stale age");
 }
 
 /* 0 ok, 1 --help printed, -1 bad usage (why). */
@@ -1746,15 +1778,10 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 				return xfail(why, len, "--max-crashes %s: want 0 to 16", optarg);
 			c->max_crashes = (unsigned)v;
 			break;
-		case OPT_STALL: {
-			char *end;
-			errno = 0;
-			double f = strtod(optarg, &end);
-			if (errno || *end || !(f > 0) || f > 1000)
-				return xfail(why, len, "--stall %s: want a multiple of the stale age > 0 (e.g. 1.5)", optarg);
-			c->stall_mult = f;
+		case OPT_STALL:
+			if (parse_stalls(c, optarg, why, len))
+				return -1;
 			break;
-		}
 		case OPT_MAX_STEPS:
 			if (parse_uint(optarg, 10, 1000000, &v))
 				return xfail(why, len, "--max-steps %s: want 10 to 1000000", optarg);
@@ -1951,8 +1978,10 @@ static void say_config(const struct xcfg *c)
 		fprintf(stderr, "pct:d=%u", c->pct_d);
 	else
 		fprintf(stderr, "dfs:preempt=%u", c->preempt);
-	fprintf(stderr, ", seed %llu, stalls <= %u (%.3g x stale), crashes <= %u\n",
-		(unsigned long long)c->run.seed, c->max_stalls, c->stall_mult, c->max_crashes);
+	fprintf(stderr, ", seed %llu, stalls <= %u (", (unsigned long long)c->run.seed, c->max_stalls);
+	for (unsigned i = 0; i < c->nstallv; i++)
+		fprintf(stderr, "%s%.3g", i ? " or " : "", c->stallv[i]);
+	fprintf(stderr, " x stale), crashes <= %u\n", c->max_crashes);
 }
 
 static uint32_t x_mean_decisions(const struct explorer *ex)
@@ -2314,16 +2343,26 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		snprintf(kvbuf[i], sizeof kvbuf[i], "%s", kv);
 		cfg->run.kv[cfg->run.nkv++] = kvbuf[i];
 	}
-	if (json_is_number(json_object_get(o, "stall")))
-		cfg->stall_mult = json_number_value(json_object_get(o, "stall"));
+	json_t *jst = json_object_get(o, "stall");
+	if (json_is_number(jst)) {
+		cfg->stallv[0] = json_number_value(jst);
+		cfg->nstallv = 1;
+	} else if (json_is_array(jst) && json_array_size(jst) >= 1 && json_array_size(jst) <= X_MAX_STALLV) {
+		cfg->nstallv = (unsigned)json_array_size(jst);
+		for (unsigned i = 0; i < cfg->nstallv; i++)
+			cfg->stallv[i] = json_number_value(json_array_get(jst, i));
+	}
 	if (json_is_integer(json_object_get(o, "max_stalls")))
 		cfg->max_stalls = (unsigned)json_integer_value(json_object_get(o, "max_stalls"));
 	if (json_is_integer(json_object_get(o, "max_crashes")))
 		cfg->max_crashes = (unsigned)json_integer_value(json_object_get(o, "max_crashes"));
 	if (json_is_integer(json_object_get(o, "max_steps")))
 		cfg->max_steps = (unsigned)json_integer_value(json_object_get(o, "max_steps"));
-	if (!(cfg->stall_mult > 0) || cfg->max_steps < 10)
-		return xfail(why, len, "%s: bad stall or max_steps", path);
+	for (unsigned i = 0; i < cfg->nstallv; i++)
+		if (!(cfg->stallv[i] > 0))
+			return xfail(why, len, "%s: bad stall multiple", path);
+	if (cfg->max_steps < 10)
+		return xfail(why, len, "%s: bad max_steps", path);
 	const char *inv = json_string_value(json_object_get(o, "invariant"));
 	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))
 		return -1;
@@ -2346,7 +2385,16 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		if (kind < 0 || at < 0 || w < 0 || w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
 			return xfail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|crash, "
 				     "\"w\": a worker}", path, i + 1);
-		(*dev)[i] = (struct xchoice){ (uint32_t)at, (uint8_t)kind, (uint8_t)w };
+		unsigned m = 0;
+		if (kind == XK_STALL && json_is_number(json_object_get(c, "stall"))) {
+			double v = json_number_value(json_object_get(c, "stall"));
+			for (m = 0; m < cfg->nstallv && fabs(cfg->stallv[m] - v) > 1e-9; m++)
+				;
+			if (m == cfg->nstallv)
+				return xfail(why, len, "%s: choice %zu stalls %g x stale, not one of the file's \"stall\"",
+					     path, i + 1, v);
+		}
+		(*dev)[i] = (struct xchoice){ (uint32_t)at, (uint8_t)kind, (uint8_t)w, (uint8_t)m };
 	}
 	return runcfg_resolve(&cfg->run, why, len);
 }
@@ -2499,7 +2547,8 @@ int explore_script(const struct explore_script *sc, char ***lines, size_t *n, ch
 	if (runcfg_set_protocols(&cfg.run, "none", w, sizeof w) || runcfg_resolve(&cfg.run, w, sizeof w))
 		return xfail(why, len, "%s", w);
 	cfg.run.workers = sc->workers;
-	cfg.stall_mult = sc->stall > 0 ? sc->stall : 1.5;
+	cfg.stallv[0] = sc->stall > 0 ? sc->stall : 1.5;
+	cfg.nstallv = 1;
 	cfg.max_stalls = cfg.max_crashes = 16;
 	static struct explorer ex;
 	if (explorer_open(&ex, &cfg, why, len) != 0) {

@@ -31,6 +31,7 @@ struct xchoice {
 	uint32_t at;
 	uint8_t kind;
 	uint8_t w;
+	uint8_t m;   /* stall: which of the run's --stall multiples */
 };
 
 /* Delta debugging (Zeller & Hildebrandt): shrink ITEMS (n elements of SIZE

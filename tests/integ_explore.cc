@@ -209,3 +209,33 @@ TEST(IntegExplore, SavedCounterexamplesStillReplay)
 	closedir(d);
 	EXPECT_GE(n, 3);
 }
+
+/* Several stall lengths: the strategy picks one per stall; the file says
+ * which, and replay takes the same one. */
+TEST(IntegExplore, StallLengthsAreChoicesToo)
+{
+	ScratchDir dir;
+	CmdResult r = lockstorm("explore -p mkdir-legacy -n 3 --ops 2 --stall 0.5,3 --invariant no-lost-writes -o " +
+				dir.sub("o") + " --dir " + dir.path);
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	json_error_t jerr;
+	json_t *o = json_load_file(dir.sub("o/cex-1.json").c_str(), 0, &jerr);
+	ASSERT_TRUE(o) << jerr.text;
+	EXPECT_EQ(json_array_size(json_object_get(o, "stall")), 2u);
+	int stalls = 0;
+	json_t *ch = json_object_get(o, "choices");
+	for (size_t i = 0; i < json_array_size(ch); i++) {
+		json_t *c = json_array_get(ch, i);
+		if (!strcmp(json_string_value(json_object_get(c, "do")), "stall")) {
+			stalls++;
+			double k = json_number_value(json_object_get(c, "stall"));
+			EXPECT_TRUE(k == 0.5 || k == 3.0) << k;
+		}
+	}
+	EXPECT_EQ(stalls, 1) << "a lost write needs its holder stalled past the stale age";
+	json_decref(o);
+	CmdResult p = lockstorm("replay " + dir.sub("o/cex-1.json") + " --dir " + dir.path);
+	EXPECT_EQ(p.status, 1) << p.out;
+	EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
+	EXPECT_NE(lockstorm("explore --stall 0.5,x").status, 0);
+}

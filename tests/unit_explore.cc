@@ -74,7 +74,7 @@ void one_lock(unsigned, const char *dir, void *)
 
 xchoice run_w(uint32_t at, uint8_t w)
 {
-	return xchoice{ at, XK_RUN, w };
+	return xchoice{ at, XK_RUN, w, 0 };
 }
 
 } // namespace
@@ -116,7 +116,7 @@ TEST(ExploreScript, AChoiceThatCannotBeTakenFallsBackToTheDefault)
 
 TEST(ExploreScript, SameChoicesSameStepsEveryTime)
 {
-	std::vector<xchoice> ch = { run_w(1, 1), xchoice{ 2, XK_STALL, 0 }, run_w(3, 0) };
+	std::vector<xchoice> ch = { run_w(1, 1), xchoice{ 2, XK_STALL, 0, 0 }, run_w(3, 0) };
 	auto first = run_script(2, one_lock, ch);
 	for (int i = 0; i < 5; i++)
 		EXPECT_EQ(run_script(2, one_lock, ch), first);
@@ -189,7 +189,7 @@ TEST(ExploreClock, FileTimesFollowTheVirtualClock)
 TEST(ExploreClock, AStallJumpsTheClockPastTheStaleAge)
 {
 	g_shared = shared();
-	auto lines = run_script(1, stat_then_note, { xchoice{ 0, XK_STALL, 0 } });
+	auto lines = run_script(1, stat_then_note, { xchoice{ 0, XK_STALL, 0, 0 } });
 	ASSERT_FALSE(lines.empty());
 	EXPECT_EQ(lines[0], "w0 stalls 15 s (1.5 x its stale age); the clock jumps to 15.000 s");
 	EXPECT_EQ(g_shared->t[0], 15000);
@@ -199,7 +199,7 @@ TEST(ExploreClock, ACrashIsASigkillAtTheStepAndThePidIsGone)
 {
 	g_shared = shared();
 	g_shared->alive = -1;
-	auto lines = run_script(2, mkdir_then_check_peer, { xchoice{ 1, XK_CRASH, 0 } });
+	auto lines = run_script(2, mkdir_then_check_peer, { xchoice{ 1, XK_CRASH, 0, 0 } });
 	ASSERT_GE(lines.size(), 3u);
 	EXPECT_EQ(lines[0], "w0 mkdir a0 -> ok");
 	EXPECT_EQ(lines[1], "w0 is killed (SIGKILL) before its rmdir a0");
