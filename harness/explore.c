@@ -1560,15 +1560,6 @@ static const char replay_usage[] =
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
        OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN };
 
-static int xfail(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char *end;
@@ -1614,18 +1605,18 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 		c->strategy = XS_PCT;
 	} else if (!strncmp(s, "pct:d=", 6)) {
 		if (parse_uint(s + 6, 1, 15, &v))
-			return xfail(why, len, "--strategy %s: want pct:d=N with N from 1 to 15", s);
+			return runcfg_fail(why, len, "--strategy %s: want pct:d=N with N from 1 to 15", s);
 		c->strategy = XS_PCT;
 		c->pct_d = (unsigned)v;
 	} else if (!strcmp(s, "dfs")) {
 		c->strategy = XS_DFS;
 	} else if (!strncmp(s, "dfs:preempt=", 12)) {
 		if (parse_uint(s + 12, 0, 100, &v))
-			return xfail(why, len, "--strategy %s: want dfs:preempt=N with N from 0 to 100", s);
+			return runcfg_fail(why, len, "--strategy %s: want dfs:preempt=N with N from 0 to 100", s);
 		c->strategy = XS_DFS;
 		c->preempt = (unsigned)v;
 	} else {
-		return xfail(why, len, "--strategy %s: want random, pct:d=N or dfs:preempt=N", s);
+		return runcfg_fail(why, len, "--strategy %s: want random, pct:d=N or dfs:preempt=N", s);
 	}
 	return 0;
 }
@@ -1635,7 +1626,7 @@ static int builtin_only(const struct run_config *r, char *why, size_t len)
 {
 	for (unsigned i = 0; i < r->nproto; i++)
 		if (r->proto[i]->flags & LOCK_EXTERNAL)
-			return xfail(why, len, "%s: explore schedules the built-in protocols' steps; an external "
+			return runcfg_fail(why, len, "%s: explore schedules the built-in protocols' steps; an external "
 				     "adapter runs under `lockstorm run` only", r->proto[i]->name);
 	return 0;
 }
@@ -1657,11 +1648,11 @@ static int parse_invariants(const char *list, unsigned *want, char *why, size_t 
 			for (int i = 0; i < INV__COUNT; i++)
 				n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
 						      i ? ", " : "", check_inv_name((enum inv_id)i));
-			return xfail(why, len, "--invariant %s: unknown invariant '%s' (known: %s)", list, t, names);
+			return runcfg_fail(why, len, "--invariant %s: unknown invariant '%s' (known: %s)", list, t, names);
 		}
 		*want |= 1u << found;
 	}
-	return *want ? 0 : xfail(why, len, "--invariant needs a name");
+	return *want ? 0 : runcfg_fail(why, len, "--invariant needs a name");
 }
 
 /* "1.5" or "0.5,1.5,3": the multiples of the stale age a stall may take. */
@@ -1675,11 +1666,11 @@ static int parse_stalls(struct xcfg *c, const char *list, char *why, size_t len)
 		errno = 0;
 		double f = strtod(t, &end);
 		if (errno || *end || !(f > 0) || f > 1000 || c->nstallv == X_MAX_STALLV)
-			return xfail(why, len, "--stall %s: want up to %d multiples of the stale age > 0 (e.g. 1.5 or "
+			return runcfg_fail(why, len, "--stall %s: want up to %d multiples of the stale age > 0 (e.g. 1.5 or "
 				     "0.5,1.5)", list, X_MAX_STALLV);
 		c->stallv[c->nstallv++] = f;
 	}
-	return c->nstallv ? 0 : xfail(why, len, "--stall needs a multiple of the stale age");
+	return c->nstallv ? 0 : runcfg_fail(why, len, "--stall needs a multiple of the stale age");
 }
 
 /* 0 ok, 1 --help printed, -1 bad usage (why). */
@@ -1728,24 +1719,24 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case 'n':
 			if (parse_uint(optarg, 1, SCHED_MAX_WORKERS, &v))
-				return xfail(why, len, "-n %s: want a worker count from 1 to %d", optarg, SCHED_MAX_WORKERS);
+				return runcfg_fail(why, len, "-n %s: want a worker count from 1 to %d", optarg, SCHED_MAX_WORKERS);
 			c->run.workers = (unsigned)v;
 			break;
 		case OPT_OPS:
 			if (parse_uint(optarg, 1, 1000, &v))
-				return xfail(why, len, "--ops %s: want operations per worker from 1 to 1000", optarg);
+				return runcfg_fail(why, len, "--ops %s: want operations per worker from 1 to 1000", optarg);
 			c->ops = (unsigned)v;
 			break;
 		case OPT_PARAM:
 			if (!strchr(optarg, '=') || optarg[0] == '=')
-				return xfail(why, len, "--param %s: want K=V", optarg);
+				return runcfg_fail(why, len, "--param %s: want K=V", optarg);
 			if (c->run.nkv == CFG_MAX_KV)
-				return xfail(why, len, "too many --param (at most %d)", CFG_MAX_KV);
+				return runcfg_fail(why, len, "too many --param (at most %d)", CFG_MAX_KV);
 			c->run.kv[c->run.nkv++] = optarg;
 			break;
 		case 's':
 			if (parse_uint(optarg, 0, UINT64_MAX, &v))
-				return xfail(why, len, "-s %s: want a whole number", optarg);
+				return runcfg_fail(why, len, "-s %s: want a whole number", optarg);
 			c->run.seed = v;
 			break;
 		case OPT_STRATEGY:
@@ -1754,14 +1745,14 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case OPT_SCHEDULES:
 			if (parse_uint(optarg, 1, UINT64_MAX, &v))
-				return xfail(why, len, "--schedules %s: want a whole number >= 1", optarg);
+				return runcfg_fail(why, len, "--schedules %s: want a whole number >= 1", optarg);
 			c->schedules = v;
 			saw_schedules = 1;
 			break;
 		case OPT_BUDGET: {
 			int64_t ms = runcfg_parse_duration(optarg);
 			if (ms <= 0)
-				return xfail(why, len, "--time-budget %s: want a duration like 500ms, 5s or 2m", optarg);
+				return runcfg_fail(why, len, "--time-budget %s: want a duration like 500ms, 5s or 2m", optarg);
 			c->budget_ms = ms;
 			break;
 		}
@@ -1770,12 +1761,12 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case OPT_MAX_STALLS:
 			if (parse_uint(optarg, 0, 16, &v))
-				return xfail(why, len, "--max-stalls %s: want 0 to 16", optarg);
+				return runcfg_fail(why, len, "--max-stalls %s: want 0 to 16", optarg);
 			c->max_stalls = (unsigned)v;
 			break;
 		case OPT_MAX_CRASHES:
 			if (parse_uint(optarg, 0, 16, &v))
-				return xfail(why, len, "--max-crashes %s: want 0 to 16", optarg);
+				return runcfg_fail(why, len, "--max-crashes %s: want 0 to 16", optarg);
 			c->max_crashes = (unsigned)v;
 			break;
 		case OPT_STALL:
@@ -1784,7 +1775,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case OPT_MAX_STEPS:
 			if (parse_uint(optarg, 10, 1000000, &v))
-				return xfail(why, len, "--max-steps %s: want 10 to 1000000", optarg);
+				return runcfg_fail(why, len, "--max-steps %s: want 10 to 1000000", optarg);
 			c->max_steps = (unsigned)v;
 			break;
 		case OPT_NO_SHRINK:
@@ -1799,7 +1790,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case 'o':
 			if (strlen(optarg) >= sizeof c->outdir - 32)
-				return xfail(why, len, "-o: path too long");
+				return runcfg_fail(why, len, "-o: path too long");
 			snprintf(c->outdir, sizeof c->outdir, "%s", optarg);
 			break;
 		case OPT_JSON:
@@ -1807,7 +1798,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case OPT_DIR:
 			if (strlen(optarg) >= sizeof c->dir - 64)
-				return xfail(why, len, "--dir: path too long");
+				return runcfg_fail(why, len, "--dir: path too long");
 			snprintf(c->dir, sizeof c->dir, "%s", optarg);
 			break;
 		case 'q':
@@ -1820,18 +1811,18 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			fputs(explore_usage, stdout);
 			return 1;
 		case ':':
-			return xfail(why, len, "option %s needs a value", argv[optind - 1]);
+			return runcfg_fail(why, len, "option %s needs a value", argv[optind - 1]);
 		default:
-			return xfail(why, len, "unknown option '%s' (see lockstorm explore --help)", argv[optind - 1]);
+			return runcfg_fail(why, len, "unknown option '%s' (see lockstorm explore --help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return xfail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
+		return runcfg_fail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
 	if (c->strategy == XS_DFS && !saw_schedules)
 		c->schedules = 0;
 	struct stat st;
 	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-		return xfail(why, len, "--dir %s: not a directory", c->dir);
+		return runcfg_fail(why, len, "--dir %s: not a directory", c->dir);
 	return builtin_only(&c->run, why, len) ? -1 : runcfg_resolve(&c->run, why, len);
 }
 
@@ -1845,10 +1836,10 @@ static int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_
 	const char *base = cfg->dir[0] ? cfg->dir : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	struct stat st;
 	if (stat(base, &st) != 0 || !S_ISDIR(st.st_mode))
-		return xfail(why, len, "--dir %s: not a directory", base);
+		return runcfg_fail(why, len, "--dir %s: not a directory", base);
 	snprintf(ex->xdir, sizeof ex->xdir, "%s/lockstorm-explore-XXXXXX", base);
 	if (!mkdtemp(ex->xdir))
-		return xfail(why, len, "cannot make a scratch directory in %s: %s", base, strerror(errno));
+		return runcfg_fail(why, len, "cannot make a scratch directory in %s: %s", base, strerror(errno));
 	snprintf(ex->store, sizeof ex->store, "%s/store", ex->xdir);
 	snprintf(ex->state_file, sizeof ex->state_file, "%s/state.json", ex->store);
 	/* one CPU for the explorer and its workers (sched.c says why); the
@@ -1864,7 +1855,7 @@ static int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_
 	ex->arena = arena_create(SCHED_MAX_WORKERS);
 	ex->pairs = calloc(X_PAIRS, sizeof *ex->pairs);
 	if (!ex->s || !ex->arena || !ex->pairs)
-		return xfail(why, len, "cannot set up the scheduler: %s", strerror(errno));
+		return runcfg_fail(why, len, "cannot set up the scheduler: %s", strerror(errno));
 	clock_s = ex->s;
 	journal_clock_ns = x_clock;
 	journal_point_name = point_name;
@@ -2298,38 +2289,38 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 	json_error_t jerr;
 	json_t *o = json_load_file(path, 0, &jerr);
 	if (!o)
-		return xfail(why, len, "%s: %s (line %d)", path, jerr.text, jerr.line);
+		return runcfg_fail(why, len, "%s: %s (line %d)", path, jerr.text, jerr.line);
 	*root = o;
 	const char *schema = json_string_value(json_object_get(o, "schema"));
 	if (!schema || strcmp(schema, "lockstorm-cex/1"))
-		return xfail(why, len, "%s: not a lockstorm counterexample (schema lockstorm-cex/1)", path);
+		return runcfg_fail(why, len, "%s: not a lockstorm counterexample (schema lockstorm-cex/1)", path);
 	json_t *protos = json_object_get(o, "protocols");
 	if (!json_is_array(protos) || !json_array_size(protos))
-		return xfail(why, len, "%s: no protocols", path);
+		return runcfg_fail(why, len, "%s: no protocols", path);
 	char list[512] = "";
 	size_t ln = 0;
 	for (size_t i = 0; i < json_array_size(protos); i++) {
 		const char *p = json_string_value(json_array_get(protos, i));
 		if (!p)
-			return xfail(why, len, "%s: protocols: want names", path);
+			return runcfg_fail(why, len, "%s: protocols: want names", path);
 		ln += (size_t)snprintf(list + ln, ln < sizeof list ? sizeof list - ln : 0, "%s%s", i ? "," : "", p);
 	}
 	if (runcfg_set_protocols(&cfg->run, list, why, len) || builtin_only(&cfg->run, why, len))
 		return -1;
 	const char *wl = json_string_value(json_object_get(o, "workload"));
 	if (!wl || runcfg_set_workload(&cfg->run, wl, why, len))
-		return wl ? -1 : xfail(why, len, "%s: no workload", path);
+		return wl ? -1 : runcfg_fail(why, len, "%s: no workload", path);
 	json_int_t n = json_integer_value(json_object_get(o, "workers"));
 	json_t *jops = json_object_get(o, "ops");
 	if (n < 1 || n > SCHED_MAX_WORKERS || !(json_is_integer(jops) || json_array_size(jops) == (size_t)n))
-		return xfail(why, len, "%s: workers (1-%d) and ops (a number, or one per worker) are required", path,
+		return runcfg_fail(why, len, "%s: workers (1-%d) and ops (a number, or one per worker) are required", path,
 			     SCHED_MAX_WORKERS);
 	cfg->run.workers = (unsigned)n;
 	cfg->replay_sh.n = (unsigned)n;
 	for (json_int_t i = 0; i < n; i++) {
 		json_int_t v = json_integer_value(json_is_integer(jops) ? jops : json_array_get(jops, (size_t)i));
 		if (v < 0 || v > 1000)
-			return xfail(why, len, "%s: ops: want 0 to 1000 per worker", path);
+			return runcfg_fail(why, len, "%s: ops: want 0 to 1000 per worker", path);
 		cfg->replay_sh.ops[i] = (unsigned)v;
 	}
 	cfg->ops = cfg->replay_sh.ops[0];
@@ -2339,7 +2330,7 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 	for (size_t i = 0; json_is_array(params) && i < json_array_size(params) && i < CFG_MAX_KV; i++) {
 		const char *kv = json_string_value(json_array_get(params, i));
 		if (!kv)
-			return xfail(why, len, "%s: params: want K=V strings", path);
+			return runcfg_fail(why, len, "%s: params: want K=V strings", path);
 		snprintf(kvbuf[i], sizeof kvbuf[i], "%s", kv);
 		cfg->run.kv[cfg->run.nkv++] = kvbuf[i];
 	}
@@ -2360,19 +2351,19 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		cfg->max_steps = (unsigned)json_integer_value(json_object_get(o, "max_steps"));
 	for (unsigned i = 0; i < cfg->nstallv; i++)
 		if (!(cfg->stallv[i] > 0))
-			return xfail(why, len, "%s: bad stall multiple", path);
+			return runcfg_fail(why, len, "%s: bad stall multiple", path);
 	if (cfg->max_steps < 10)
-		return xfail(why, len, "%s: bad max_steps", path);
+		return runcfg_fail(why, len, "%s: bad max_steps", path);
 	const char *inv = json_string_value(json_object_get(o, "invariant"));
 	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))
 		return -1;
 	json_t *ch = json_object_get(o, "choices");
 	if (!json_is_array(ch))
-		return xfail(why, len, "%s: no choices", path);
+		return runcfg_fail(why, len, "%s: no choices", path);
 	*ndev = json_array_size(ch);
 	*dev = calloc(*ndev + 1, sizeof **dev);
 	if (!*dev)
-		return xfail(why, len, "out of memory");
+		return runcfg_fail(why, len, "out of memory");
 	for (size_t i = 0; i < *ndev; i++) {
 		json_t *c = json_array_get(ch, i);
 		const char *k = json_string_value(json_object_get(c, "do"));
@@ -2383,7 +2374,7 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 			if (!strcmp(k, kind_names[j]))
 				kind = j;
 		if (kind < 0 || at < 0 || w < 0 || w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
-			return xfail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|crash, "
+			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|crash, "
 				     "\"w\": a worker}", path, i + 1);
 		unsigned m = 0;
 		if (kind == XK_STALL && json_is_number(json_object_get(c, "stall"))) {
@@ -2391,7 +2382,7 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 			for (m = 0; m < cfg->nstallv && fabs(cfg->stallv[m] - v) > 1e-9; m++)
 				;
 			if (m == cfg->nstallv)
-				return xfail(why, len, "%s: choice %zu stalls %g x stale, not one of the file's \"stall\"",
+				return runcfg_fail(why, len, "%s: choice %zu stalls %g x stale, not one of the file's \"stall\"",
 					     path, i + 1, v);
 		}
 		(*dev)[i] = (struct xchoice){ (uint32_t)at, (uint8_t)kind, (uint8_t)w, (uint8_t)m };
@@ -2540,12 +2531,12 @@ int explore_script(const struct explore_script *sc, char ***lines, size_t *n, ch
 	*lines = NULL;
 	*n = 0;
 	if (!sc->workers || sc->workers > SCHED_MAX_WORKERS || !sc->body)
-		return xfail(why, len, "explore_script: 1 to %d workers and a body", SCHED_MAX_WORKERS);
+		return runcfg_fail(why, len, "explore_script: 1 to %d workers and a body", SCHED_MAX_WORKERS);
 	static struct xcfg cfg;
 	xcfg_defaults(&cfg);
 	char w[256];
 	if (runcfg_set_protocols(&cfg.run, "none", w, sizeof w) || runcfg_resolve(&cfg.run, w, sizeof w))
-		return xfail(why, len, "%s", w);
+		return runcfg_fail(why, len, "%s", w);
 	cfg.run.workers = sc->workers;
 	cfg.stallv[0] = sc->stall > 0 ? sc->stall : 1.5;
 	cfg.nstallv = 1;
@@ -2565,7 +2556,7 @@ int explore_script(const struct explore_script *sc, char ***lines, size_t *n, ch
 	if (rc != 0) {
 		snprintf(why, len, "%s", x.why);
 	} else if (!(*lines = calloc(x.nstep + 1, sizeof **lines))) {
-		rc = xfail(why, len, "out of memory");
+		rc = runcfg_fail(why, len, "out of memory");
 	} else {
 		for (size_t k = 0; k < x.nstep; k++) {
 			char words[512];

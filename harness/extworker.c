@@ -134,15 +134,6 @@ static const struct {
 };
 #define EXT_NEVENTS (sizeof ext_events / sizeof ext_events[0])
 
-static int ext_bad(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* "-12" / "34" into *out; -1 on anything else. */
 static int ext_int(const char *s, size_t n, int64_t *out)
 {
@@ -169,7 +160,7 @@ int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len
 	ev->type = EV_NONE;
 	for (const char *c = line; *c; c++)
 		if ((unsigned char)*c < 0x20 && *c != '\t')
-			return ext_bad(why, len, "control character 0x%02x", (unsigned char)*c);
+			return runcfg_fail(why, len, "control character 0x%02x", (unsigned char)*c);
 	const char *p = line;
 	while (*p == ' ')
 		p++;
@@ -177,7 +168,7 @@ int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len
 	if (k && strspn(p, "0123456789") == k) {
 		int64_t ns;
 		if (k > 19 || ext_int(p, k, &ns) || ns <= 0)
-			return ext_bad(why, len, "timestamp '%.*s' is not CLOCK_MONOTONIC nanoseconds", (int)k, p);
+			return runcfg_fail(why, len, "timestamp '%.*s' is not CLOCK_MONOTONIC nanoseconds", (int)k, p);
 		ev->ns = (uint64_t)ns;
 		p += k;
 		while (*p == ' ')
@@ -187,12 +178,12 @@ int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len
 	if (k == 4 && !strncmp(p, "next", 4)) {
 		for (const char *q = p + 4; *q; q++)
 			if (*q != ' ')
-				return ext_bad(why, len, "`next` takes nothing after it");
+				return runcfg_fail(why, len, "`next` takes nothing after it");
 		ev->next = 1;
 		return 0;
 	}
 	if (!ev->ns)
-		return ext_bad(why, len, k ? "no timestamp before the event" : "empty line");
+		return runcfg_fail(why, len, k ? "no timestamp before the event" : "empty line");
 	if (k == 3 && !strncmp(p, "log", 3)) {
 		ev->log = 1;
 		p += 3;
@@ -206,7 +197,7 @@ int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len
 		if (strlen(ext_events[i].name) == k && !strncmp(p, ext_events[i].name, k))
 			break;
 	if (i == EXT_NEVENTS)
-		return ext_bad(why, len, "unknown event '%.*s'", (int)(k < 40 ? k : 40), p);
+		return runcfg_fail(why, len, "unknown event '%.*s'", (int)(k < 40 ? k : 40), p);
 	ev->type = ext_events[i].type;
 	unsigned have = 0;
 	p += k;
@@ -218,30 +209,30 @@ int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len
 		k = strcspn(p, " ");
 		const char *eq = memchr(p, '=', k);
 		if (!eq || eq == p)
-			return ext_bad(why, len, "'%.*s' is not key=value", (int)(k < 40 ? k : 40), p);
+			return runcfg_fail(why, len, "'%.*s' is not key=value", (int)(k < 40 ? k : 40), p);
 		size_t kl = (size_t)(eq - p), vl = k - kl - 1;
 		const char *v = eq + 1;
 		int64_t x;
 		if (kl == 1 && *p == 'n') {
 			if (ext_int(v, vl, &x) || x < 0)
-				return ext_bad(why, len, "n=%.*s: want a count", (int)vl, v);
+				return runcfg_fail(why, len, "n=%.*s: want a count", (int)vl, v);
 			ev->a = ev->type == EV_ATTEMPT ? x : ev->a;
 			have |= K_N;
 		} else if (kl == 3 && !strncmp(p, "rev", 3)) {
 			if (ext_int(v, vl, &x) || x < -1)
-				return ext_bad(why, len, "rev=%.*s: want a revision (-1: missing)", (int)vl, v);
+				return runcfg_fail(why, len, "rev=%.*s: want a revision (-1: missing)", (int)vl, v);
 			ev->a = x;
 			have |= K_REV;
 		} else if (kl == 3 && !strncmp(p, "own", 3)) {
 			if (ext_int(v, vl, &x) || x < 0)
-				return ext_bad(why, len, "own=%.*s: want a count", (int)vl, v);
+				return runcfg_fail(why, len, "own=%.*s: want a count", (int)vl, v);
 			ev->b = x;
 			have |= K_OWN;
 		} else if (kl == 5 && !strncmp(p, "errno", 5)) {
 			char name[32];
 			snprintf(name, sizeof name, "%.*s", (int)(vl < 31 ? vl : 31), v);
 			if (!vl || vl > 31 || (ev->err = fault_errno_parse(name)) < 0)
-				return ext_bad(why, len, "errno=%.*s: not an errno name or number", (int)(vl < 40 ? vl : 40), v);
+				return runcfg_fail(why, len, "errno=%.*s: not an errno name or number", (int)(vl < 40 ? vl : 40), v);
 			have |= K_ERRNO;
 		}
 		/* other keys: ignored (room for adapters to say more) */
@@ -254,9 +245,9 @@ int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len
 			ev->a = -1;
 	}
 	if ((need & ~have) & K_ERRNO)
-		return ext_bad(why, len, "%s needs errno=NAME", ext_events[i].name);
+		return runcfg_fail(why, len, "%s needs errno=NAME", ext_events[i].name);
 	if ((need & ~have) & (K_REV | K_OWN))
-		return ext_bad(why, len, "%s needs rev=R own=C", ext_events[i].name);
+		return runcfg_fail(why, len, "%s needs rev=R own=C", ext_events[i].name);
 	return 0;
 }
 
@@ -269,15 +260,6 @@ static int ext_point_of(int type)
 }
 
 /* ---- set-up ---- */
-
-static int ext_prepare_fail(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Where the shipped adapters live: $LOCKSTORM_ADAPTERS, else beside the
  * binary (<exe>/../adapters: the source tree's build/, or an install's
@@ -313,7 +295,7 @@ static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, 
 		snprintf(p, sizeof p, "%s/%s", dirs[i], a->run);
 		if (access(p, F_OK) == 0) {
 			if (access(p, X_OK) != 0)
-				return ext_prepare_fail(why, wlen, "ext:%s: adapter %s is not executable", a->name, p);
+				return runcfg_fail(why, wlen, "ext:%s: adapter %s is not executable", a->name, p);
 			if (!realpath(p, out))
 				snprintf(out, len, "%s", p);
 			return 0;
@@ -321,7 +303,7 @@ static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, 
 		used += (size_t)snprintf(tried + used, used < sizeof tried ? sizeof tried - used : 0, "%s%s",
 					 i ? ", " : "", p);
 	}
-	return ext_prepare_fail(why, wlen, "ext:%s: adapter not found (tried %s; LOCKSTORM_ADAPTERS names the adapters "
+	return runcfg_fail(why, wlen, "ext:%s: adapter not found (tried %s; LOCKSTORM_ADAPTERS names the adapters "
 				"directory)", a->name, tried);
 }
 
@@ -347,7 +329,7 @@ static int ext_plan(struct ext_run *x, char *why, size_t len)
 		cap += strlen(plan->rule[i].spec) + strlen(x->cfg->workdir) + 16;
 	char *specs = calloc(1, cap);
 	if (!specs)
-		return ext_prepare_fail(why, len, "out of memory");
+		return runcfg_fail(why, len, "out of memory");
 	size_t used = 0;
 	uint32_t driver = 0, anywhere = 0;
 	for (int pt = 0; pt < PT__N; pt++) {
@@ -392,7 +374,7 @@ static int ext_plan(struct ext_run *x, char *why, size_t len)
 	}
 	x->specs = specs;
 	if (exec_find_shim(x->shim, sizeof x->shim) != 0)
-		return ext_prepare_fail(why, len, "preload library not found: %s (%s)", x->shim, strerror(errno));
+		return runcfg_fail(why, len, "preload library not found: %s (%s)", x->shim, strerror(errno));
 	return 0;
 }
 
@@ -410,7 +392,7 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 		any = 1;
 		if (!a->run) {
 			if (!cfg->exec_cmd[0]) {
-				ext_prepare_fail(why, len, "-p exec needs --exec 'CMD'");
+				runcfg_fail(why, len, "-p exec needs --exec 'CMD'");
 				return 2;
 			}
 			cmd[i] = cfg->exec_cmd;
@@ -423,13 +405,13 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 	if (!any)
 		return 0;
 	if (cfg->workload != &update_workload && cfg->workload != &hold_workload) {
-		ext_prepare_fail(why, len, "external adapters run the update and hold workloads only (not '%s')",
+		runcfg_fail(why, len, "external adapters run the update and hold workloads only (not '%s')",
 				 cfg->workload->name);
 		return 2;
 	}
 	struct ext_run *x = calloc(1, sizeof *x + cfg->workers * sizeof x->slot[0]);
 	if (!x) {
-		ext_prepare_fail(why, len, "out of memory");
+		runcfg_fail(why, len, "out of memory");
 		return 3;
 	}
 	x->cfg = cfg;
@@ -464,7 +446,7 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s", state_file);
 	if (mkdir(dirname(dir), 0777) != 0 && errno != EEXIST) {
-		ext_prepare_fail(why, len, "cannot make %s: %s", dir, strerror(errno));
+		runcfg_fail(why, len, "cannot make %s: %s", dir, strerror(errno));
 		goto out_free;
 	}
 	sigset_t chld;
@@ -472,7 +454,7 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 	sigaddset(&chld, SIGCHLD);
 	x->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (x->sigfd < 0) {
-		ext_prepare_fail(why, len, "signalfd: %s", strerror(errno));
+		runcfg_fail(why, len, "signalfd: %s", strerror(errno));
 		goto out_free;
 	}
 	/* a write to the stdin of an adapter that died is EPIPE, not our death */

@@ -42,7 +42,7 @@ const char runcfg_run_usage[] =
 	"  -v, --verbose           more detail in the summary\n"
 	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
 
-static int fail(char *why, size_t len, const char *fmt, ...)
+int runcfg_fail(char *why, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -96,15 +96,15 @@ static int set_protocols(struct run_config *cfg, const char *list, char *why, si
 			lock_names(names, sizeof names);
 			ext_names(ext, sizeof ext);
 			if (!strncmp(t, "ext:", 4))
-				return fail(why, len, "unknown external adapter '%s' (known: %s; or --exec 'CMD')", t, ext);
-			return fail(why, len, "unknown protocol '%s' (known: %s, %s, exec)", t, names, ext);
+				return runcfg_fail(why, len, "unknown external adapter '%s' (known: %s; or --exec 'CMD')", t, ext);
+			return runcfg_fail(why, len, "unknown protocol '%s' (known: %s, %s, exec)", t, names, ext);
 		}
 		if (cfg->nproto == CFG_MAX_PROTOS)
-			return fail(why, len, "at most %d protocols in one run", CFG_MAX_PROTOS);
+			return runcfg_fail(why, len, "at most %d protocols in one run", CFG_MAX_PROTOS);
 		cfg->proto[cfg->nproto++] = ops;
 	}
 	if (!cfg->nproto)
-		return fail(why, len, "-p needs a protocol name");
+		return runcfg_fail(why, len, "-p needs a protocol name");
 	return 0;
 }
 
@@ -114,7 +114,7 @@ static int set_workload(struct run_config *cfg, const char *name, char *why, siz
 	if (!cfg->workload) {
 		char names[256];
 		workload_names(names, sizeof names);
-		return fail(why, len, "unknown workload '%s' (known: %s)", name, names);
+		return runcfg_fail(why, len, "unknown workload '%s' (known: %s)", name, names);
 	}
 	return 0;
 }
@@ -187,7 +187,7 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			break;
 		case OPT_EXEC:
 			if (!*optarg || strlen(optarg) >= sizeof cfg->exec_cmd)
-				return fail(why, len, "--exec: want a command (at most %zu bytes)", sizeof cfg->exec_cmd - 1);
+				return runcfg_fail(why, len, "--exec: want a command (at most %zu bytes)", sizeof cfg->exec_cmd - 1);
 			snprintf(cfg->exec_cmd, sizeof cfg->exec_cmd, "%s", optarg);
 			break;
 		case 'w':
@@ -196,20 +196,20 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			break;
 		case 'n':
 			if (parse_u64_arg(optarg, &u) || u < 1 || u > CFG_MAX_WORKERS)
-				return fail(why, len, "-n %s: want a worker count from 1 to %d", optarg, CFG_MAX_WORKERS);
+				return runcfg_fail(why, len, "-n %s: want a worker count from 1 to %d", optarg, CFG_MAX_WORKERS);
 			cfg->workers = (unsigned)u;
 			break;
 		case 'd': {
 			int64_t ms = runcfg_parse_duration(optarg);
 			if (ms <= 0)
-				return fail(why, len, "-d %s: want a duration like 500ms, 5s or 2m", optarg);
+				return runcfg_fail(why, len, "-d %s: want a duration like 500ms, 5s or 2m", optarg);
 			cfg->duration_ms = ms;
 			saw_d = 1;
 			break;
 		}
 		case OPT_OPS:
 			if (parse_u64_arg(optarg, &u) || u < 1)
-				return fail(why, len, "--ops %s: want a whole number >= 1", optarg);
+				return runcfg_fail(why, len, "--ops %s: want a whole number >= 1", optarg);
 			cfg->ops = u;
 			saw_ops = 1;
 			break;
@@ -219,7 +219,7 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			break;
 		case OPT_FAULTS:
 			if (cfg->faults.profile[0])
-				return fail(why, len, "--faults given twice ('%s' and '%s')", cfg->faults.profile, optarg);
+				return runcfg_fail(why, len, "--faults given twice ('%s' and '%s')", cfg->faults.profile, optarg);
 			if (fault_profile(&cfg->faults, optarg, why, len))
 				return -1;
 			snprintf(cfg->faults.profile, sizeof cfg->faults.profile, "%s", optarg);
@@ -232,20 +232,20 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			errno = 0;
 			double f = strtod(optarg, &end);
 			if (errno || *end || !(f > 0) || f > 1000)
-				return fail(why, len, "--time-scale %s: want a number > 0 (e.g. 0.01)", optarg);
+				return runcfg_fail(why, len, "--time-scale %s: want a number > 0 (e.g. 0.01)", optarg);
 			cfg->time_scale = f;
 			break;
 		}
 		case OPT_PARAM:
 			if (!strchr(optarg, '=') || optarg[0] == '=')
-				return fail(why, len, "--param %s: want K=V", optarg);
+				return runcfg_fail(why, len, "--param %s: want K=V", optarg);
 			if (cfg->nkv == CFG_MAX_KV)
-				return fail(why, len, "too many --param (at most %d)", CFG_MAX_KV);
+				return runcfg_fail(why, len, "too many --param (at most %d)", CFG_MAX_KV);
 			cfg->kv[cfg->nkv++] = optarg;
 			break;
 		case 's':
 			if (parse_u64_arg(optarg, &u))
-				return fail(why, len, "-s %s: want a whole number", optarg);
+				return runcfg_fail(why, len, "-s %s: want a whole number", optarg);
 			cfg->seed = u;
 			break;
 		case OPT_RESPAWN:
@@ -253,12 +253,12 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			break;
 		case OPT_DIR:
 			if (strlen(optarg) >= sizeof cfg->workdir - 64)
-				return fail(why, len, "--dir: path too long");
+				return runcfg_fail(why, len, "--dir: path too long");
 			snprintf(cfg->workdir, sizeof cfg->workdir, "%s", optarg);
 			break;
 		case 'o':
 			if (strlen(optarg) >= sizeof cfg->outdir - 64)
-				return fail(why, len, "-o: path too long");
+				return runcfg_fail(why, len, "-o: path too long");
 			snprintf(cfg->outdir, sizeof cfg->outdir, "%s", optarg);
 			break;
 		case OPT_JSON:
@@ -283,15 +283,15 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			fputs(runcfg_run_usage, stdout);
 			return 1;
 		case ':':
-			return fail(why, len, "option %s needs a value", argv[optind - 1]);
+			return runcfg_fail(why, len, "option %s needs a value", argv[optind - 1]);
 		default:
-			return fail(why, len, "unknown option '%s' (see lockstorm run --help)", argv[optind - 1]);
+			return runcfg_fail(why, len, "unknown option '%s' (see lockstorm run --help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return fail(why, len, "unexpected argument '%s' (see lockstorm run --help)", argv[optind]);
+		return runcfg_fail(why, len, "unexpected argument '%s' (see lockstorm run --help)", argv[optind]);
 	if (saw_d && saw_ops)
-		return fail(why, len, "-d and --ops exclude each other");
+		return runcfg_fail(why, len, "-d and --ops exclude each other");
 	if (saw_ops)
 		cfg->duration_ms = 0;
 	if (cfg->exec_cmd[0] && !saw_p) {
@@ -302,12 +302,12 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 	for (unsigned i = 0; i < cfg->nproto; i++)
 		has_exec |= cfg->proto[i] == &ext_exec_ops;
 	if (has_exec && !cfg->exec_cmd[0])
-		return fail(why, len, "-p exec needs --exec 'CMD' (the adapter to run)");
+		return runcfg_fail(why, len, "-p exec needs --exec 'CMD' (the adapter to run)");
 	if (!has_exec && cfg->exec_cmd[0])
-		return fail(why, len, "--exec with -p: name 'exec' among the protocols (-p exec or -p A,exec)");
+		return runcfg_fail(why, len, "--exec with -p: name 'exec' among the protocols (-p exec or -p A,exec)");
 	for (unsigned i = 0; i < cfg->faults.n; i++)
 		if (!runcfg_point_known(cfg, cfg->faults.rule[i].point))
-			return fail(why, len, "bad fault spec '%s': no point of this run matches '%s' (see lockstorm list points)",
+			return runcfg_fail(why, len, "bad fault spec '%s': no point of this run matches '%s' (see lockstorm list points)",
 				    cfg->faults.rule[i].spec, cfg->faults.rule[i].point);
 	return runcfg_resolve(cfg, why, len);
 }
@@ -332,7 +332,7 @@ int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
 				n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
 						      n ? ", " : "", p->name);
 		}
-		return fail(why, len, "--param %s: no protocol or workload of this run has that parameter (known: %s)",
+		return runcfg_fail(why, len, "--param %s: no protocol or workload of this run has that parameter (known: %s)",
 			    cfg->kv[k], names);
 	}
 	return 0;
@@ -414,12 +414,12 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 	json_error_t err;
 	json_t *root = json_load_file(path, 0, &err);
 	if (!root)
-		return fail(why, len, "%s: %s", path, err.text);
+		return runcfg_fail(why, len, "%s: %s", path, err.text);
 	runcfg_defaults(cfg);
 	int rc = -1;
 	const char *schema = json_string_value(json_object_get(root, "schema"));
 	if (!schema || strcmp(schema, "lockstorm-run/1")) {
-		fail(why, len, "%s: not a lockstorm run file (schema lockstorm-run/1)", path);
+		runcfg_fail(why, len, "%s: not a lockstorm run file (schema lockstorm-run/1)", path);
 		goto out;
 	}
 	json_t *protos = json_object_get(root, "protocols");
@@ -429,7 +429,7 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 	json_array_foreach(protos, i, v) {
 		const struct lock_ops *ops = json_is_string(v) ? lock_find(json_string_value(v)) : NULL;
 		if (!ops || cfg->nproto == CFG_MAX_PROTOS) {
-			fail(why, len, "%s: unknown protocol in 'protocols'", path);
+			runcfg_fail(why, len, "%s: unknown protocol in 'protocols'", path);
 			goto out;
 		}
 		cfg->proto[cfg->nproto++] = ops;
@@ -438,12 +438,12 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 	if (!cfg->nproto || !wl || set_workload(cfg, wl, why, len)) {
 		if (cfg->nproto && wl)
 			goto out;
-		fail(why, len, "%s: 'protocols' or 'workload' missing", path);
+		runcfg_fail(why, len, "%s: 'protocols' or 'workload' missing", path);
 		goto out;
 	}
 	json_int_t n = json_integer_value(json_object_get(root, "workers"));
 	if (n < 1 || n > CFG_MAX_WORKERS) {
-		fail(why, len, "%s: bad 'workers'", path);
+		runcfg_fail(why, len, "%s: bad 'workers'", path);
 		goto out;
 	}
 	cfg->workers = (unsigned)n;

@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+/* Write a one-line reason into why (printf-style); returns -1. */
+int runcfg_fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Defaults: -p mkdir-owner -w update -n 8 -d 5s -s 1 --time-scale 1. */
 void runcfg_defaults(struct run_config *cfg);
 /* argv after "run".  Returns 0 ok, 1 when --help was printed, -1 bad usage. */
