@@ -2,13 +2,14 @@
 """merge.py - join ci/nightly shard folders into one report (`lockstorm merge [-o OUTDIR] DIR..`).
 
 Every DIR is a shard's artifacts folder (DIR/shard.json, schema lockstorm-nightly/1).  The shards
-must come from one matrix (same protocols, profiles, seeds, shard count) and together hold every
-cell exactly once; merge says which cells are missing or doubled otherwise.
+must come from one matrix (same protocols, profiles, explore cells, seeds, shard count) and together
+hold every cell exactly once; merge says which cells are missing or doubled otherwise.  Run cells and
+explore cells (profile `explore`: explore.json, cex-N.json) are merged alike.
 
 OUTDIR (default nightly-merged) gets:
   merged.json   schema lockstorm-nightly-merged/1: the matrix, every cell, new failures, baseline
                 entries that did not fail anywhere (fixed? flaky?)
-  summary.md    a CI job summary, new failures first
+  summary.md    a CI job summary, new failures first; the explore cells' search and coverage
   junit.xml     one testsuite per cell (known failures skipped)
   index.html    the matrix at a glance; each cell links to its report in its shard folder
 
@@ -61,7 +62,7 @@ def main(argv):
     count = shards[0]["shard"]["count"]
     for s in shards[1:]:
         if s["matrix"] != m0:
-            die(2, "%s and %s ran different matrices (protocols, profiles, seeds or run options)"
+            die(2, "%s and %s ran different matrices (protocols, profiles, explore cells, seeds or run options)"
                 % (shards[0]["_dir"], s["_dir"]))
         if s["shard"]["count"] != count:
             die(2, "%s is a shard of %d, %s of %d" % (shards[0]["_dir"], count, s["_dir"], s["shard"]["count"]))
@@ -122,7 +123,9 @@ def main(argv):
             bl = []
     else:
         bl = baseline
-    fixed = nightlib.unmatched_baseline(bl, cells, m0["protocols"], m0["profiles"]) if not missing else []
+    explore_protocols = (m0.get("explore") or {}).get("protocols", [])
+    columns = m0["profiles"] + ([nightlib.EXPLORE] if explore_protocols else [])
+    fixed = nightlib.unmatched_baseline(bl, cells, m0["protocols"], columns) if not missing else []
     new = [c for c in cells if c.get("new")]
     doc = {"schema": nightlib.MERGED_SCHEMA, "matrix": m0, "shards": [
         {"index": s["shard"]["index"], "count": count, "dir": s["_dir"], "elapsed_s": s.get("elapsed_s"),
@@ -133,8 +136,7 @@ def main(argv):
         json.dump(doc, f, indent=1)
 
     def load_report(c):
-        p = os.path.join(c["shard_dir"], c["dir"], "report.json")
-        return nightlib.load_json(p) if os.path.exists(p) else None
+        return nightlib.load_cell_report(os.path.join(c["shard_dir"], c["dir"]), c)
 
     nightlib.write_junit(os.path.join(out, "junit.xml"), cells, load_report)
     title = "lockstorm nightly (%d shard%s merged)" % (len(shards), "" if len(shards) == 1 else "s")
@@ -150,9 +152,13 @@ def main(argv):
 
     with open(os.path.join(out, "index.html"), "w") as f:
         f.write(nightlib.index_html(title, cells, m0["protocols"], m0["profiles"], m0["seeds"], link, fixed,
-                                    "%d cells from %d shards; time-scale %s, %d workers, %s%s" % (
+                                    "%d cells from %d shards; time-scale %s, %d workers, %s%s%s" % (
                                         len(cells), len(shards), m0["time_scale"], m0["workers"], m0["workload"],
-                                        "; INCOMPLETE: " + "; ".join(problems) if problems else "")))
+                                        "; explore cells: %d workers x %d ops" % (
+                                            m0["explore"]["workers"], m0["explore"]["ops"]) if explore_protocols
+                                        else "",
+                                        "; INCOMPLETE: " + "; ".join(problems) if problems else ""),
+                                    explore_protocols))
     print(md)
     if problems:
         die(2, "; ".join(problems))

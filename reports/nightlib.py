@@ -1,13 +1,17 @@
 """nightlib - what ci/nightly and `lockstorm merge` (reports/merge.py) share.
 
-Cells: one `lockstorm run` of one protocol revision under one fault profile with one seed.
-Cell ids are PROTOCOL__PROFILE__sSEED; the matrix is ordered seed-major, then profile, then
-protocol, and shard I of N takes the cells whose index is I-1 modulo N: deterministic, disjoint,
-and together exactly the matrix.
+Cells: one `lockstorm run` of one protocol revision under one fault profile with one seed (kind
+"run"), or one `lockstorm explore` of one revision with one seed (kind "explore", profile
+"explore": a deterministic interleaving search instead of a fault profile).  Cell ids are
+PROTOCOL__PROFILE__sSEED; the matrix is ordered seed-major, then profile (the explore cells of a
+seed last), then protocol, and shard I of N takes the cells whose index is I-1 modulo N:
+deterministic, disjoint, and together exactly the matrix.  Only the built-in revisions can be
+explored: ext: adapters, exec and the `none` control get run cells only.
 
 Baseline (ci/nightly-baseline.txt): known failures, one per line,
     PROTOCOL  PROFILE  INVARIANT  [note...]
-each of the three a glob (fnmatch: `*` for any); `#` starts a comment.  A failing invariant of a
+each of the three a glob (fnmatch: `*` for any); `#` starts a comment.  PROFILE `explore` names
+the explore cells (a profile glob `*` matches them too).  A failing invariant of a
 cell is *known* when a line matches (protocol, profile, invariant), else *new*.  A cell that could
 not be judged (exit 2/3) fails invariant `harness`.  The night fails only on new failures.
 """
@@ -19,22 +23,53 @@ import time
 
 SHARD_SCHEMA = "lockstorm-nightly/1"
 MERGED_SCHEMA = "lockstorm-nightly-merged/1"
+EXPLORE = "explore"  # the profile column of explore cells
 
 
 def cell_id(protocol, profile, seed):
     return "%s__%s__s%d" % (protocol.replace(",", "+"), profile, seed)
 
 
-def matrix(protocols, profiles, seeds):
-    """Every cell in the fixed order: [{id, protocol, profile, seed, index}]."""
+def explorable(protocol):
+    """Can `lockstorm explore` schedule it? Built-in revisions only (A+B: every part), not the none control."""
+    return all(p and not p.startswith("ext:") and p not in ("exec", "none") for p in protocol.split("+"))
+
+
+def matrix(protocols, profiles, seeds, explore_protocols=()):
+    """Every cell in the fixed order: [{id, kind, protocol, profile, seed, index}]."""
     cells = []
     for seed in seeds:
         for prof in profiles:
             for proto in protocols:
-                cells.append({"id": cell_id(proto, prof, seed), "protocol": proto, "profile": prof, "seed": seed})
+                cells.append({"id": cell_id(proto, prof, seed), "kind": "run", "protocol": proto, "profile": prof,
+                              "seed": seed})
+        for proto in explore_protocols:
+            cells.append({"id": cell_id(proto, EXPLORE, seed), "kind": "explore", "protocol": proto,
+                          "profile": EXPLORE, "seed": seed})
     for i, c in enumerate(cells):
         c["index"] = i
     return cells
+
+
+def is_explore(cell):
+    return cell.get("kind") == "explore"
+
+
+def load_cell_report(celldir, cell):
+    """A run cell's lockstorm-report/1, or an explore cell's lockstorm-explore/1 with every distinct
+    failure's counterexample (story, examples) read in from its cex-N.json; None when absent."""
+    p = os.path.join(celldir, "explore.json" if is_explore(cell) else "report.json")
+    if not os.path.exists(p):
+        return None
+    rep = load_json(p)
+    if is_explore(cell):
+        for d in rep.get("distinct", []):
+            try:
+                cex = load_json(os.path.join(celldir, os.path.basename(d["file"])))
+            except (OSError, ValueError):
+                continue
+            d["story"], d["examples"] = cex.get("story", []), cex.get("examples", [])
+    return rep
 
 
 def shard_cells(cells, index, count):
@@ -110,15 +145,54 @@ def _x(s):
     return html.escape(s, quote=True)
 
 
+def _explore_cases(c, rep, cls, known, n):
+    """An explore cell's testcases: one per invariant the explorer checks for the workload (and any
+    other that failed); a failing one carries its distinct counterexamples' stories and replays."""
+    cases = []
+    by = {}
+    for d in (rep or {}).get("distinct", []):
+        by.setdefault(d["invariant"], []).append(d)
+    names = list(c.get("explore", {}).get("invariants", []))
+    names += [i for i in by if i not in names]
+    for name in names:
+        n["tests"] += 1
+        head = '    <testcase classname="%s" name="%s" time="0"' % (_x(cls), _x(name))
+        found = by.get(name, [])
+        if found and name in known:
+            n["skipped"] += 1
+            cases.append(head + '>\n      <skipped message="%s"/>\n    </testcase>' % _x(
+                "known failure (baseline line %d%s): %d distinct counterexamples" % (
+                    known[name]["baseline_line"], ": " + known[name]["note"] if known[name]["note"] else "",
+                    len(found))))
+        elif found:
+            n["failures"] += 1
+            ex = found[0].get("examples") or [""]
+            text = []
+            for d in found[:3]:
+                f = os.path.basename(d["file"])
+                text += ["%s (%d-step story): lockstorm replay cells/%s/%s" % (f, d.get("story_steps", 0), c["id"], f)]
+                text += ["  " + ln for ln in d.get("story", [])] + ["  - " + e for e in d.get("examples", [])] + [""]
+            if len(found) > 3:
+                text.append("and %d more in cells/%s/" % (len(found) - 3, c["id"]))
+            cases.append(head + '>\n      <failure type="%s" message="%s">%s</failure>\n    </testcase>' % (
+                _x(name), _x("NEW: %d distinct counterexamples%s" % (len(found), ": " + ex[0] if ex[0] else "")),
+                _x("\n".join(text))))
+        else:
+            cases.append(head + "/>")
+    return cases
+
+
 def write_junit(path, cells, load_report):
-    """load_report(cell) -> the cell's lockstorm-report/1 dict or None."""
+    """load_report(cell) -> the cell's load_cell_report() dict or None."""
     suites, tot = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for c in cells:
         rep = load_report(c)
         cls = "nightly.%s.%s.s%d" % (c["protocol"].replace(",", "+"), c["profile"], c["seed"])
         cases, n = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         known = {k["invariant"]: k for k in c.get("known", [])}
-        for inv in (rep or {}).get("invariants", []):
+        if is_explore(c) and c.get("verdict") != "error":
+            cases = _explore_cases(c, rep, cls, known, n)
+        for inv in (rep or {}).get("invariants", []) if not is_explore(c) else []:
             name = inv["name"]
             n["tests"] += 1
             head = '    <testcase classname="%s" name="%s" time="0"' % (_x(cls), _x(name))
@@ -149,16 +223,19 @@ def write_junit(path, cells, load_report):
             else:
                 n["errors"] += 1
                 cases.append('    <testcase classname="%s" name="harness" time="0">\n      <error message="%s"/>\n'
-                             '    </testcase>' % (_x(cls), _x("the run exited %s: see cells/%s/run.log"
-                                                          % (c.get("exit"), c["id"]))))
+                             '    </testcase>' % (_x(cls), _x("the %s exited %s: see cells/%s/run.log"
+                                                          % ("explore" if is_explore(c) else "run", c.get("exit"),
+                                                             c["id"]))))
         for k in tot:
             tot[k] += n[k]
         suites.append('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" skipped="%d" time="%.3f" '
-                      'timestamp="%s">\n    <properties>\n      <property name="protocol" value="%s"/>\n'
+                      'timestamp="%s">\n    <properties>\n      <property name="kind" value="%s"/>\n'
+                      '      <property name="protocol" value="%s"/>\n'
                       '      <property name="profile" value="%s"/>\n      <property name="seed" value="%d"/>\n'
                       '      <property name="duration_ms" value="%d"/>\n    </properties>\n%s\n  </testsuite>' % (
                           _x("nightly %s" % c["id"]), n["tests"], n["failures"], n["errors"], n["skipped"],
                           c.get("elapsed_s", 0.0), time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+                          "explore" if is_explore(c) else "run",
                           _x(c["protocol"]), _x(c["profile"]), c["seed"], c.get("duration_ms", 0),
                           "\n".join(cases)))
     with open(path, "w") as f:
@@ -190,14 +267,54 @@ def summary_markdown(title, cells, fixed, extra=""):
         for c in known:
             lines.append("| %s | %s |" % (c["id"], ", ".join(k["invariant"] for k in c["known"])))
         lines += ["", "</details>", ""]
+    lines += explore_coverage_markdown(cells)
     if fixed:
         lines += ["Baseline entries that did not fail (fixed? flaky?): " +
                   "; ".join("line %d `%s`" % (f["line"], f["entry"]) for f in fixed), ""]
     return "\n".join(lines)
 
 
-def index_html(title, cells, protocols, profiles, seeds, link, fixed, note=""):
-    """A matrix page: protocols x profiles, one chip per seed; link(cell) -> href of its report or None."""
+def _found(c):
+    """'exclusion x3, own-release' from an explore cell's distinct counterexamples."""
+    counts = {}
+    for x in c.get("cex", []):
+        counts[x["invariant"]] = counts.get(x["invariant"], 0) + 1
+    return ", ".join("%s x%d" % (i, k) if k > 1 else i for i, k in counts.items())
+
+
+def explore_coverage_markdown(cells):
+    """What the explore cells searched and covered, and which declared points none of them hit."""
+    ex = [c for c in cells if is_explore(c)]
+    if not ex:
+        return []
+    lines = ["#### Explore cells: search and coverage", "",
+             "| cell | schedules | points hit | step pairs | distinct failures | points not hit |", "|---|---|---|---|---|---|"]
+    missed_by = {}
+    for c in ex:
+        e = c.get("explore")
+        if c.get("verdict") == "error" or not e:
+            lines.append("| %s | harness error (exit %s) | - | - | - | - |" % (c["id"], c.get("exit")))
+            continue
+        lines.append("| %s | %d in %.1f s%s | %d / %d | %d | %s | %s |" % (
+            c["id"], e["schedules"], c.get("duration_ms", 0) / 1000.0, " (exhausted)" if e.get("exhausted") else "",
+            e["points_hit"], e["points"], e["step_pairs"], _found(c) or "none",
+            ", ".join("`%s`" % m for m in e.get("missed", [])) or "-"))
+        m = set(e.get("missed", []))
+        missed_by[c["protocol"]] = missed_by[c["protocol"]] & m if c["protocol"] in missed_by else m
+    lines.append("")
+    several = [p for p in missed_by if sum(1 for c in ex if c["protocol"] == p and c.get("explore")) > 1]
+    if several:
+        lines.append("Points no explore cell hit, by protocol (all seeds together):")
+        lines.append("")
+        for p in several:
+            lines.append("- %s: %s" % (p, ", ".join("`%s`" % m for m in sorted(missed_by[p])) or "none (all hit)"))
+        lines.append("")
+    return lines
+
+
+def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", explore_protocols=()):
+    """A matrix page: protocols x profiles (and an explore column when explore_protocols), one chip per
+    seed; link(cell) -> href of its report or None."""
     css = ("body{font-family:system-ui,sans-serif;margin:20px;color:#222}table{border-collapse:collapse}"
            "td,th{border:1px solid #ddd;padding:4px 8px;font-size:13px;vertical-align:top}th{background:#f3f3f3}"
            ".c{display:inline-block;margin:1px;padding:1px 6px;border-radius:3px;color:#fff;font-size:12px;"
@@ -213,11 +330,15 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note=""):
            '<p><span class="c pass">pass</span> <span class="c known">known failures only</span> '
            '<span class="c new">new failure</span> <span class="c error">harness error</span> '
            '<span class="c na">not run</span></p><table><tr><th>protocol</th>']
-    out += ["<th>%s</th>" % _x(p) for p in profiles]
+    columns = list(profiles) + ([EXPLORE] if explore_protocols else [])
+    out += ["<th>%s</th>" % _x(p) for p in columns]
     out.append("</tr>")
     for proto in protocols:
         out.append("<tr><th>%s</th>" % _x(proto))
-        for prof in profiles:
+        for prof in columns:
+            if prof == EXPLORE and proto not in explore_protocols:
+                out.append('<td title="no explore cell: explore runs the built-in revisions but the none control">-</td>')
+                continue
             chips = []
             for s in seeds:
                 c = by.get((proto, prof, s))
@@ -227,6 +348,10 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note=""):
                 cls = ("new" if c.get("new") else "error" if c.get("verdict") == "error" else
                        "known" if c.get("known") else "pass")
                 tip = ", ".join(c.get("new", []) + [k["invariant"] + " (known)" for k in c.get("known", [])])
+                if c.get("explore"):
+                    e = c["explore"]
+                    tip += "%s%d schedules, %d/%d points, %d step pairs" % (
+                        "; " if tip else "", e["schedules"], e["points_hit"], e["points"], e["step_pairs"])
                 href = link(c)
                 tag = ('<a class="c %s" href="%s" title="%s">s%d</a>' % (cls, _x(href), _x(tip), s) if href else
                        '<span class="c %s" title="%s">s%d</span>' % (cls, _x(tip), s))
@@ -243,6 +368,39 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note=""):
     if fixed:
         out.append("<h2>Baseline entries that did not fail</h2><ul>%s</ul>" % "".join(
             "<li>line %d: <code>%s</code> %s</li>" % (f["line"], _x(f["entry"]), _x(f["note"])) for f in fixed))
+    out.append("</body></html>\n")
+    return "".join(out)
+
+
+def explore_html(cell, rep, command):
+    """A self-contained page for an explore cell: the search, its coverage, every distinct
+    counterexample's story and how to replay it (rep: load_cell_report())."""
+    css = ("body{font-family:system-ui,sans-serif;margin:20px;color:#222}pre{background:#f6f6f6;padding:8px;"
+           "font-size:12px;white-space:pre-wrap}code{font-size:12px}h1.pass{color:#1b7f3b}h1.fail{color:#b3261e}"
+           "summary{cursor:pointer}li{margin:2px 0}")
+    e, cex = cell.get("explore", {}), rep.get("distinct", [])
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>explore %s</title><style>%s</style>'
+           '</head><body>' % (_x(cell["id"]), css),
+           '<h1 id="verdict" class="%s">explore %s: %s</h1>' % (
+               "fail" if cex else "pass", _x(cell["id"]),
+               "%d distinct counterexamples (%s)" % (len(cex), _x(_found(cell))) if cex else "nothing found"),
+           '<p id="config"><code>%s</code><br>%s: %d schedules (%d steps) in %.1f s, %.0f schedules/s%s</p>' % (
+               _x(command), _x(rep.get("strategy", "")), rep.get("schedules", 0), rep.get("steps", 0),
+               rep.get("elapsed_s", 0.0), rep.get("schedules_per_s", 0.0),
+               ", bounded space exhausted" if rep.get("exhausted") else ""),
+           '<h2 id="coverage">Coverage: %d of %d points, %d ordered step pairs across workers</h2>' % (
+               e.get("points_hit", 0), e.get("points", 0), e.get("step_pairs", 0)),
+           '<p>Not hit: %s</p>' % (", ".join("<code>%s</code>" % _x(m) for m in e.get("missed", [])) or "none")]
+    if cex:
+        out.append('<h2 id="counterexamples">Counterexamples</h2>')
+        for d in cex:
+            f = os.path.basename(d["file"])
+            out.append('<details%s><summary><b>%s</b> %s: a %d-step story</summary><pre>%s</pre>'
+                       '<p>replay: <code>lockstorm replay %s</code> (<code>--full</code> for every step)</p>'
+                       '</details>' % (
+                           " open" if d is cex[0] else "", _x(d["invariant"]), _x(f), d.get("story_steps", 0),
+                           _x("\n".join(d.get("story", []) + ["violated: " + d["invariant"]] +
+                                        ["  - " + x for x in d.get("examples", [])])), _x(f)))
     out.append("</body></html>\n")
     return "".join(out)
 

@@ -87,8 +87,10 @@ TEST(Nightly, ShardsRunMergeAndTheBaselineKeepsKnownFailures)
 	ScratchDir d;
 	write_file(d.sub("baseline.txt"), "# the control that takes no lock is always caught\nnone * *  control\n");
 	write_file(d.sub("empty.txt"), "# nothing known\n");
+	/* run cells only: the explore cells have their test below */
 	std::string common = NIGHTLY + " --budget 6 --protocols none,flock --profiles none,stalls --seeds 1 --workers 3"
-				       " --min-cell 0.3 --max-cell 0.5 --html failing --baseline " + d.sub("baseline.txt");
+				       " --min-cell 0.3 --max-cell 0.5 --html failing --no-explore --baseline " +
+			     d.sub("baseline.txt");
 	for (int i = 1; i <= 2; i++) {
 		CmdResult r = run_cmd(common + " --shard " + std::to_string(i) + "/2 --out " + d.sub("s" + std::to_string(i)));
 		ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -183,6 +185,144 @@ TEST(Nightly, NewFailureFailsTheNight)
 	write_file(d.sub("other/keep.txt"), "x");
 	EXPECT_EQ(run_cmd(NIGHTLY + " --protocols flock --profiles none --seeds 1 --out " + d.sub("other")).status, 2);
 	EXPECT_TRUE(exists(d.sub("other/keep.txt")));
+}
+
+static std::string str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? v : "";
+}
+
+static bool has_invariant(json_t *list, const char *inv)
+{
+	size_t i;
+	json_t *k;
+	json_array_foreach(list, i, k)
+		if (str(k, "invariant") == inv)
+			return true;
+	return false;
+}
+
+/* Explore cells: one per built-in revision and seed (none of the `none`
+ * control or an ext: adapter), sharded and merged like run cells, with their
+ * counterexamples replayable; the baseline keeps a known explore failure from
+ * failing the night, and one outside it fails it.  mkdir-legacy's K-ML-1 is
+ * found within the first schedules (docs/findings.md), so a 0.3 s cell finds it. */
+TEST(Nightly, ExploreCellsShardMergeAndTheBaselineKeepsKnownOnes)
+{
+	/* which cells: explore cells for built-in revisions only, switched by --no-explore / --explore-only */
+	std::string list = NIGHTLY + " --list --protocols mkdir-legacy,ext:flock1,none --profiles none";
+	CmdResult r = run_cmd(list);
+	ASSERT_EQ(r.status, 0) << r.err;
+	EXPECT_EQ(lines(r.out), (std::vector<std::string>{ "mkdir-legacy__none__s1", "ext:flock1__none__s1",
+							  "none__none__s1", "mkdir-legacy__explore__s1" }));
+	EXPECT_EQ(lines(run_cmd(list + " --no-explore").out).size(), 3u);
+	EXPECT_EQ(lines(run_cmd(list + " --explore-only").out), (std::vector<std::string>{ "mkdir-legacy__explore__s1" }));
+	EXPECT_EQ(run_cmd(NIGHTLY + " --list --explore-only --protocols ext:flock1,none").status, 2);
+	EXPECT_EQ(run_cmd(list + " --no-explore --explore-only").status, 2);
+
+	ScratchDir d;
+	write_file(d.sub("baseline.txt"), "none  *        *  control\nmkdir-legacy  explore  *  K-ML-1/K-ML-2\n");
+	write_file(d.sub("empty.txt"), "");
+	std::string common = NIGHTLY + " --budget 6 --protocols mkdir-legacy,flock,none --profiles none --workers 3"
+				       " --min-cell 0.3 --max-cell 0.5 --html failing --baseline " + d.sub("baseline.txt");
+	std::set<std::string> explore_ids;
+	for (int i = 1; i <= 2; i++) {
+		std::string out = d.sub("s" + std::to_string(i));
+		r = run_cmd(common + " --shard " + std::to_string(i) + "/2 --out " + out);
+		ASSERT_EQ(r.status, 0) << r.out << r.err;
+		json_t *root = load(out + "/shard.json");
+		ASSERT_TRUE(root);
+		json_t *m = json_object_get(json_object_get(root, "matrix"), "explore");
+		ASSERT_TRUE(json_is_object(m));
+		EXPECT_EQ(json_integer_value(json_object_get(m, "workers")), 3);
+		EXPECT_EQ(json_integer_value(json_object_get(m, "ops")), 2);
+		size_t k;
+		json_t *c;
+		json_array_foreach(json_object_get(root, "cells"), k, c) {
+			if (str(c, "kind") != "explore")
+				continue;
+			std::string id = str(c, "id"), dir = out + "/" + str(c, "dir");
+			explore_ids.insert(id);
+			EXPECT_EQ(str(c, "profile"), "explore");
+			EXPECT_TRUE(exists(dir + "/explore.json")) << id;
+			EXPECT_TRUE(exists(dir + "/run.log")) << id;
+			std::string cmd = slurp(dir + "/command.txt");
+			EXPECT_NE(cmd.find(" explore -p "), std::string::npos) << cmd;
+			EXPECT_NE(cmd.find("--all"), std::string::npos) << cmd;
+			json_t *e = json_object_get(c, "explore");
+			ASSERT_TRUE(json_is_object(e)) << id;
+			EXPECT_GT(json_integer_value(json_object_get(e, "schedules")), 0) << id;
+			EXPECT_GT(json_integer_value(json_object_get(e, "points_hit")), 0) << id;
+			EXPECT_GE(json_integer_value(json_object_get(e, "points")),
+				  json_integer_value(json_object_get(e, "points_hit"))) << id;
+			EXPECT_GT(json_integer_value(json_object_get(e, "step_pairs")), 0) << id;
+			if (id == "mkdir-legacy__explore__s1") {
+				/* found, known, and every counterexample replays */
+				EXPECT_EQ(str(c, "verdict"), "fail");
+				EXPECT_TRUE(has_invariant(json_object_get(c, "known"), "exclusion"));
+				EXPECT_EQ(json_array_size(json_object_get(c, "new")), 0u);
+				json_t *cex = json_object_get(c, "cex");
+				ASSERT_GT(json_array_size(cex), 0u);
+				std::string first = out + "/" + str(json_array_get(cex, 0), "file");
+				EXPECT_TRUE(exists(first)) << first;
+				EXPECT_NE(cmd.find("lockstorm replay " + first), std::string::npos) << cmd;
+				EXPECT_EQ(run_cmd(BIN + " replay -q " + first).status, 1) << first;
+				EXPECT_TRUE(exists(dir + "/report.html"));
+			} else {
+				EXPECT_EQ(str(c, "verdict"), "pass") << id; /* flock: the explorer finds nothing */
+				EXPECT_EQ(json_array_size(json_object_get(c, "cex")), 0u) << id;
+			}
+		}
+		json_decref(root);
+		EXPECT_NE(slurp(out + "/summary.md").find("Explore cells"), std::string::npos);
+	}
+	EXPECT_EQ(explore_ids, (std::set<std::string>{ "mkdir-legacy__explore__s1", "flock__explore__s1" }));
+
+	CmdResult m = run_cmd(BIN + " merge -o " + d.sub("merged") + " " + d.sub("s1") + " " + d.sub("s2"));
+	ASSERT_EQ(m.status, 0) << m.out << m.err;
+	json_t *root = load(d.sub("merged/merged.json"));
+	ASSERT_TRUE(root);
+	EXPECT_TRUE(json_is_true(json_object_get(root, "complete")));
+	EXPECT_EQ(json_array_size(json_object_get(root, "cells")), 5u);
+	size_t i;
+	json_t *c;
+	int merged_explore = 0;
+	json_array_foreach(json_object_get(root, "cells"), i, c)
+		merged_explore += str(c, "kind") == "explore";
+	EXPECT_EQ(merged_explore, 2);
+	json_decref(root);
+	std::string md = slurp(d.sub("merged/summary.md"));
+	EXPECT_NE(md.find("PASS (no new failures)"), std::string::npos) << md;
+	EXPECT_NE(md.find("| flock__explore__s1 |"), std::string::npos) << md;
+	EXPECT_NE(md.find("points not hit"), std::string::npos) << md;
+	EXPECT_NE(slurp(d.sub("merged/index.html")).find("<th>explore</th>"), std::string::npos);
+	CmdResult shape = run_cmd("/usr/bin/python3 " + SRC + "/tests/junit_shape.py " + d.sub("merged/junit.xml"));
+	ASSERT_EQ(shape.status, 0) << shape.err;
+	json_error_t err;
+	json_t *j = json_loads(shape.out.c_str(), 0, &err);
+	ASSERT_TRUE(j);
+	EXPECT_EQ(json_array_size(json_object_get(j, "suites")), 5u);
+	EXPECT_EQ(json_integer_value(json_object_get(j, "failures")), 0); /* known failures are skipped */
+	EXPECT_GT(json_integer_value(json_object_get(j, "skipped")), 0);
+	json_decref(j);
+
+	/* judged against an empty baseline, the explore cell's failures are new ... */
+	m = run_cmd(BIN + " merge --baseline " + d.sub("empty.txt") + " -o " + d.sub("merged2") + " " + d.sub("s1") +
+		    " " + d.sub("s2"));
+	EXPECT_EQ(m.status, 1) << m.out << m.err;
+	/* ... and a night that finds one fails (junit: a failure per invariant found) */
+	r = run_cmd(NIGHTLY + " --budget 2 --protocols mkdir-legacy --explore-only --min-cell 0.3 --max-cell 0.3"
+			      " --html none --baseline " + d.sub("empty.txt") + " --out " + d.sub("n"));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.err.find("mkdir-legacy explore seed 1"), std::string::npos) << r.err;
+	EXPECT_NE(r.err.find("exclusion (NEW)"), std::string::npos) << r.err;
+	shape = run_cmd("/usr/bin/python3 " + SRC + "/tests/junit_shape.py " + d.sub("n/junit.xml"));
+	ASSERT_EQ(shape.status, 0) << shape.err;
+	j = json_loads(shape.out.c_str(), 0, &err);
+	ASSERT_TRUE(j);
+	EXPECT_GT(json_integer_value(json_object_get(j, "failures")), 0);
+	json_decref(j);
 }
 
 /* The shipped baseline keeps the legacy revision's known failure
