@@ -53,7 +53,7 @@
 enum { XS_RANDOM, XS_PCT, XS_DFS };
 enum { XO_PASS, XO_FAIL, XO_BOUND, XO_HARNESS };
 
-static const char *const kind_names[] = { "run", "stall", "crash" };
+static const char *const kind_names[] = { "run", "stall", "crash", "pause" };
 
 /* How many workers, and how many operations each one runs. */
 struct xshape {
@@ -90,6 +90,7 @@ struct xcfg {
 	int all;
 	unsigned max_stalls, max_crashes, max_steps;
 	double stallv[X_MAX_STALLV]; /* --stall: the multiples of the stale age a stall may take */
+	int pauses;              /* --pauses: a stall may also be a pause (the others go on meanwhile) */
 	unsigned nstallv;
 	char outdir[PATH_MAX];
 	char dir[PATH_MAX];      /* where our work directory is made */
@@ -436,6 +437,7 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 	unsigned stalls = 0, crashes = 0;
 	uint32_t run_steps = 0;
 	size_t blocked_at[SCHED_MAX_WORKERS] = { 0 };
+	int64_t pause_until[SCHED_MAX_WORKERS] = { 0 }; /* pause: not before this virtual time */
 	struct xstep *last = NULL;
 	for (;;) {
 		/* what the last step did */
@@ -469,14 +471,17 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 				continue;
 			live[i] = 1;
 			nlive++;
-			if (st == SS_STEP)
-				enabled[i] = 1;
-			else if (st == SS_SLEEP) {
+			int64_t at = pause_until[i]; /* when it may go on */
+			if (st == SS_SLEEP) {
 				nsleep++;
-				if (s->w[i].wake_ns <= now)
-					enabled[i] = 1;
-				else if (s->w[i].wake_ns < next_wake)
-					next_wake = s->w[i].wake_ns;
+				if (s->w[i].wake_ns > at)
+					at = s->w[i].wake_ns;
+			}
+			if (at > now) {
+				if (at < next_wake)
+					next_wake = at;
+			} else if (st == SS_STEP || st == SS_SLEEP) {
+				enabled[i] = 1;
 			} else if (st == SS_BLOCKED) {
 				nblocked++;
 				enabled[i] = x->nstep > blocked_at[i];
@@ -523,10 +528,11 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 				opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)i, 0 };
 		unsigned nrun = nopt;
 		if (stalls < ex->cfg->max_stalls)
-			for (unsigned m = 0; m < ex->cfg->nstallv; m++)
-				for (unsigned i = 0; i < n; i++)
-					if (live[i])
-						opt[nopt++] = (struct xopt){ XK_STALL, (uint8_t)i, (uint8_t)m };
+			for (unsigned k = XK_STALL; k <= XK_PAUSE; k += XK_PAUSE - XK_STALL)
+				for (unsigned m = 0; m < ex->cfg->nstallv; m++)
+					for (unsigned i = 0; i < n; i++)
+						if (live[i] && (k == XK_STALL || (ex->cfg->pauses && pause_until[i] <= now)))
+							opt[nopt++] = (struct xopt){ (uint8_t)k, (uint8_t)i, (uint8_t)m };
 		if (crashes < ex->cfg->max_crashes)
 			for (unsigned i = 0; i < n; i++)
 				if (live[i])
@@ -577,6 +583,17 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)fsx_point_hash("explore/stall"), ms);
 			st->rec_to = s->jmem.n;
 			barred = (int)w;
+		} else if (st->kind == XK_PAUSE) {
+			/* descheduled while the others go on: the clock moves through their sleeps */
+			int64_t ms = (int64_t)llround(ex->cfg->stallv[st->m] * (double)ex->stall_base[w]);
+			st->ms = ms;
+			x->stall_ms += ms;
+			stalls++;
+			pause_until[w] = now + ms * 1000000LL;
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)fsx_point_hash("explore/pause"), ms);
+			st->rec_to = s->jmem.n;
+			if (current == (int)w)
+				current = -1;
 		} else {
 			crashes++;
 			x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)fsx_point_hash("explore/crash"), 0);
@@ -705,7 +722,7 @@ static int faults_pick(const struct xfaults *f, struct prng *r, const struct xde
 {
 	unsigned nst = 0, ncr = 0;
 	for (unsigned i = d->nrun; i < d->nopt; i++)
-		d->opt[i].kind == XK_STALL ? nst++ : ncr++;
+		d->opt[i].kind == XK_CRASH ? ncr++ : nst++;
 	if (d->at == f->stall_at && nst) {
 		*pick = d->nrun + (unsigned)prng_below(r, nst);
 		return 1;
@@ -1235,6 +1252,11 @@ static void step_words(const struct explorer *ex, const struct xstep *st, char *
 			 (double)st->ms / 1000.0, ex->cfg->stallv[st->m], (double)(st->now_ns / 1000000 + st->ms) / 1000.0);
 		return;
 	}
+	if (st->kind == XK_PAUSE) {
+		snprintf(buf, len, "w%u pauses %.3g s (%.3g x its stale age) while the others go on, until %.3f s", st->w,
+			 (double)st->ms / 1000.0, ex->cfg->stallv[st->m], (double)(st->now_ns / 1000000 + st->ms) / 1000.0);
+		return;
+	}
 	if (st->kind == XK_CRASH) {
 		if (st->state == SS_STEP && st->fsop < FSX_OP_COUNT)
 			snprintf(buf, len, "w%u is killed (SIGKILL) before its %s %s", st->w, op_verb(st->fsop),
@@ -1445,7 +1467,7 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 	for (size_t i = 0; i < x->ndev; i++) {
 		json_t *c = json_pack("{s:i,s:s,s:i}", "at", (json_int_t)x->dev[i].at, "do", kind_names[x->dev[i].kind],
 				      "w", (json_int_t)x->dev[i].w);
-		if (x->dev[i].kind == XK_STALL) /* how long: a multiple of the stale age */
+		if (x->dev[i].kind == XK_STALL || x->dev[i].kind == XK_PAUSE) /* how long: a multiple of the stale age */
 			json_object_set_new(c, "stall", json_real(cfg->stallv[x->dev[i].m]));
 		json_array_append_new(ch, c);
 	}
@@ -1470,6 +1492,7 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 	for (unsigned i = 0; i < cfg->nstallv; i++)
 		json_array_append_new(sv, json_real(cfg->stallv[i]));
 	json_object_set_new(o, "stall", sv);
+	json_object_set_new(o, "pauses", json_boolean(cfg->pauses));
 	json_object_set_new(o, "max_stalls", json_integer(cfg->max_stalls));
 	json_object_set_new(o, "max_crashes", json_integer(cfg->max_crashes));
 	json_object_set_new(o, "max_steps", json_integer(cfg->max_steps));
@@ -1531,6 +1554,9 @@ static const char explore_usage[] =
 	"      --max-crashes N      crashes per schedule (default 1)\n"
 	"      --stall K[,K..]      a stall moves the clock K x the stale age; several: the strategy\n"
 	"                           picks one per stall (default 1.5)\n"
+	"      --pauses             a stall may also be a pause: the worker is descheduled while the\n"
+	"                           others go on through the times in between (the clock moves with\n"
+	"                           their sleeps), instead of the clock jumping for all at once\n"
 	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
 	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
 	"                           no-lost-writes to find a lost write where a double holder comes first\n"
@@ -1558,7 +1584,7 @@ static const char replay_usage[] =
 	"      2 bad input, 3 the harness failed\n";
 
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
-       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN };
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES };
 
 static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -1694,6 +1720,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 		{ "no-shrink", no_argument, NULL, OPT_NO_SHRINK },
 		{ "invariant", required_argument, NULL, OPT_INVARIANT },
 		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+		{ "pauses", no_argument, NULL, OPT_PAUSES },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "dir", required_argument, NULL, OPT_DIR },
@@ -1787,6 +1814,9 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 			break;
 		case OPT_NO_PIN:
 			c->no_pin = 1;
+			break;
+		case OPT_PAUSES:
+			c->pauses = 1;
 			break;
 		case 'o':
 			if (strlen(optarg) >= sizeof c->outdir - 32)
@@ -2334,6 +2364,7 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		snprintf(kvbuf[i], sizeof kvbuf[i], "%s", kv);
 		cfg->run.kv[cfg->run.nkv++] = kvbuf[i];
 	}
+	cfg->pauses = json_is_true(json_object_get(o, "pauses"));
 	json_t *jst = json_object_get(o, "stall");
 	if (json_is_number(jst)) {
 		cfg->stallv[0] = json_number_value(jst);
@@ -2370,14 +2401,14 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		json_int_t at = json_integer_value(json_object_get(c, "at"));
 		json_int_t w = json_integer_value(json_object_get(c, "w"));
 		int kind = -1;
-		for (int j = 0; k && j < 3; j++)
+		for (int j = 0; k && j < 4; j++)
 			if (!strcmp(k, kind_names[j]))
 				kind = j;
 		if (kind < 0 || at < 0 || w < 0 || w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
-			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|crash, "
+			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|pause|crash, "
 				     "\"w\": a worker}", path, i + 1);
 		unsigned m = 0;
-		if (kind == XK_STALL && json_is_number(json_object_get(c, "stall"))) {
+		if ((kind == XK_STALL || kind == XK_PAUSE) && json_is_number(json_object_get(c, "stall"))) {
 			double v = json_number_value(json_object_get(c, "stall"));
 			for (m = 0; m < cfg->nstallv && fabs(cfg->stallv[m] - v) > 1e-9; m++)
 				;
@@ -2540,6 +2571,7 @@ int explore_script(const struct explore_script *sc, char ***lines, size_t *n, ch
 	cfg.run.workers = sc->workers;
 	cfg.stallv[0] = sc->stall > 0 ? sc->stall : 1.5;
 	cfg.nstallv = 1;
+	cfg.pauses = 1;
 	cfg.max_stalls = cfg.max_crashes = 16;
 	static struct explorer ex;
 	if (explorer_open(&ex, &cfg, why, len) != 0) {

@@ -24,14 +24,18 @@
 extern "C" {
 #endif
 
-enum xkind { XK_RUN, XK_STALL, XK_CRASH };
+/* run: grant the worker's step; stall: the clock jumps K stale ages at once
+ * (every worker sees the time gone by); pause: the worker is descheduled for
+ * K stale ages while the others go on through the times in between; crash:
+ * SIGKILL at its step. */
+enum xkind { XK_RUN, XK_STALL, XK_CRASH, XK_PAUSE };
 
 /* One deviation from the default schedule: at decision `at`, do `kind` to worker `w`. */
 struct xchoice {
 	uint32_t at;
 	uint8_t kind;
 	uint8_t w;
-	uint8_t m;   /* stall: which of the run's --stall multiples */
+	uint8_t m;   /* stall, pause: which of the run's --stall multiples */
 };
 
 /* Delta debugging (Zeller & Hildebrandt): shrink ITEMS (n elements of SIZE

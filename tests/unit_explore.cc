@@ -195,6 +195,43 @@ TEST(ExploreClock, AStallJumpsTheClockPastTheStaleAge)
 	EXPECT_EQ(g_shared->t[0], 15000);
 }
 
+namespace {
+
+void pause_probe(unsigned id, const char *dir, void *)
+{
+	if (id == 0) { /* one step, then note when it got to go on */
+		struct fsx_stat st;
+		fsx_stat(dir, &st);
+		g_shared->t[0] = fsx_now_ms() - SCHED_EPOCH_MS;
+		g_shared->order[g_shared->norder++] = 0;
+		return;
+	}
+	for (int i = 0; i < 4; i++) { /* w1 sleeps 5 s at a time through the pause */
+		fsx_sleep_ms(5000);
+		g_shared->order[g_shared->norder++] = 10 + (int)(fsx_now_ms() - SCHED_EPOCH_MS) / 1000;
+	}
+}
+
+} // namespace
+
+TEST(ExploreClock, APauseLetsTheOthersGoOnThroughTheTimesBetween)
+{
+	g_shared = shared();
+	/* w0 paused 15 s at its first step: w1 wakes at 5, 10 and 15 s; w0 goes on at 15 s */
+	auto lines = run_script(2, pause_probe, { xchoice{ 0, XK_PAUSE, 0, 0 } });
+	ASSERT_FALSE(lines.empty());
+	EXPECT_EQ(lines[0], "w0 pauses 15 s (1.5 x its stale age) while the others go on, until 15.000 s");
+	EXPECT_EQ(g_shared->t[0], 15000);
+	ASSERT_GE(g_shared->norder, 3);
+	EXPECT_EQ(g_shared->order[0], 15); /* w1 at 5 s */
+	EXPECT_EQ(g_shared->order[1], 20); /* w1 at 10 s */
+	/* a stall instead: the clock jumps for everyone, w1's first wake-up is already past 15 s */
+	g_shared = shared();
+	run_script(2, pause_probe, { xchoice{ 0, XK_STALL, 0, 0 } });
+	EXPECT_EQ(g_shared->t[0], 15000);
+	EXPECT_GE(g_shared->order[0] == 0 ? g_shared->order[1] : g_shared->order[0], 10 + 15);
+}
+
 TEST(ExploreClock, ACrashIsASigkillAtTheStepAndThePidIsGone)
 {
 	g_shared = shared();
