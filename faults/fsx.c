@@ -345,8 +345,13 @@ void fsx_point(const char *name)
 		return;
 	count_call(FSX_POINT);
 	note_progress(name);
-	if (xs)
+	if (xs) {
 		sched_point(name);
+		if (xs->yield_points && !compound) { /* a stall or crash may land between a step and what it leads to */
+			sched_step(FSX_POINT, name, NULL);
+			sched_result(0, 0);
+		}
+	}
 	if (faults_on)
 		fault_act(name, NULL);
 	if (bind.trace)

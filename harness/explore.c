@@ -91,6 +91,7 @@ struct xcfg {
 	unsigned max_stalls, max_crashes, max_steps;
 	double stallv[X_MAX_STALLV]; /* --stall: the multiples of the stale age a stall may take */
 	int pauses;              /* --pauses: a stall may also be a pause (the others go on meanwhile) */
+	int points;              /* --points: every protocol point is a decision too */
 	unsigned nstallv;
 	char outdir[PATH_MAX];
 	char dir[PATH_MAX];      /* where our work directory is made */
@@ -1274,7 +1275,10 @@ static void step_words(const struct explorer *ex, const struct xstep *st, char *
 		return;
 	}
 	if (st->fsop == FSX_POINT) {
-		snprintf(buf, len, "w%u goes on with the lock", st->w);
+		if (st->path[0])
+			snprintf(buf, len, "w%u reaches %s", st->w, st->path);
+		else
+			snprintf(buf, len, "w%u goes on with the lock", st->w);
 		return;
 	}
 	if (st->fsop == FSX_OP_COUNT) {
@@ -1493,6 +1497,7 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 		json_array_append_new(sv, json_real(cfg->stallv[i]));
 	json_object_set_new(o, "stall", sv);
 	json_object_set_new(o, "pauses", json_boolean(cfg->pauses));
+	json_object_set_new(o, "points", json_boolean(cfg->points));
 	json_object_set_new(o, "max_stalls", json_integer(cfg->max_stalls));
 	json_object_set_new(o, "max_crashes", json_integer(cfg->max_crashes));
 	json_object_set_new(o, "max_steps", json_integer(cfg->max_steps));
@@ -1557,6 +1562,8 @@ static const char explore_usage[] =
 	"      --pauses             a stall may also be a pause: the worker is descheduled while the\n"
 	"                           others go on through the times in between (the clock moves with\n"
 	"                           their sleeps), instead of the clock jumping for all at once\n"
+	"      --points             every protocol point is a decision too, so a stall or a crash can\n"
+	"                           land between a step and the decision taken from it (slower)\n"
 	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
 	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
 	"                           no-lost-writes to find a lost write where a double holder comes first\n"
@@ -1584,7 +1591,7 @@ static const char replay_usage[] =
 	"      2 bad input, 3 the harness failed\n";
 
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
-       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES };
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES, OPT_POINTS };
 
 static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -1721,6 +1728,7 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 		{ "invariant", required_argument, NULL, OPT_INVARIANT },
 		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 		{ "pauses", no_argument, NULL, OPT_PAUSES },
+		{ "points", no_argument, NULL, OPT_POINTS },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "dir", required_argument, NULL, OPT_DIR },
@@ -1818,6 +1826,9 @@ static int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t l
 		case OPT_PAUSES:
 			c->pauses = 1;
 			break;
+		case OPT_POINTS:
+			c->points = 1;
+			break;
 		case 'o':
 			if (strlen(optarg) >= sizeof c->outdir - 32)
 				return runcfg_fail(why, len, "-o: path too long");
@@ -1887,6 +1898,7 @@ static int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_
 	if (!ex->s || !ex->arena || !ex->pairs)
 		return runcfg_fail(why, len, "cannot set up the scheduler: %s", strerror(errno));
 	clock_s = ex->s;
+	ex->s->yield_points = cfg->points;
 	journal_clock_ns = x_clock;
 	journal_point_name = point_name;
 	journal_open_mem(&ex->ctl_j, &ex->s->jmem, JOURNAL_DRIVER, (int32_t)getpid());
@@ -2365,6 +2377,7 @@ static int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, si
 		cfg->run.kv[cfg->run.nkv++] = kvbuf[i];
 	}
 	cfg->pauses = json_is_true(json_object_get(o, "pauses"));
+	cfg->points = json_is_true(json_object_get(o, "points"));
 	json_t *jst = json_object_get(o, "stall");
 	if (json_is_number(jst)) {
 		cfg->stallv[0] = json_number_value(jst);

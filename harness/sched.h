@@ -83,6 +83,7 @@ struct sched {
 	_Atomic uint32_t ctl;        /* futex the controller waits on: bumped at each yield */
 	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
 	_Atomic int64_t now_ns;      /* the virtual clock */
+	int yield_points;            /* every fsx_point is a decision too (explore --points) */
 	unsigned n;                  /* workers in this execution */
 	unsigned ops[SCHED_MAX_WORKERS]; /* operations of each worker in this execution */
 	_Atomic uint32_t npoints;

@@ -239,3 +239,24 @@ TEST(IntegExplore, StallLengthsAreChoicesToo)
 	EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
 	EXPECT_NE(lockstorm("explore --stall 0.5,x").status, 0);
 }
+
+/* --points: protocol points are decisions too; the file says so and replays. */
+TEST(IntegExplore, PointsAreDecisionsWhenAsked)
+{
+	ScratchDir dir;
+	CmdResult r = lockstorm("explore -p mkdir-legacy -n 3 --ops 2 --points -o " + dir.sub("o") + " --dir " + dir.path);
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	json_error_t jerr;
+	json_t *o = json_load_file(dir.sub("o/cex-1.json").c_str(), 0, &jerr);
+	ASSERT_TRUE(o) << jerr.text;
+	EXPECT_TRUE(json_is_true(json_object_get(o, "points")));
+	bool reaches = false;
+	json_t *steps = json_object_get(o, "steps");
+	for (size_t i = 0; i < json_array_size(steps); i++)
+		reaches |= strstr(json_string_value(json_array_get(steps, i)), " reaches mkdir-legacy/") != nullptr;
+	EXPECT_TRUE(reaches) << "the points are steps of the execution";
+	json_decref(o);
+	CmdResult p = lockstorm("replay " + dir.sub("o/cex-1.json") + " --dir " + dir.path);
+	EXPECT_EQ(p.status, 1) << p.out;
+	EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
+}
