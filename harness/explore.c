@@ -709,14 +709,19 @@ static void x_check(struct explorer *ex, struct xexec *x)
  * each at a decision drawn uniformly over the mean length of an execution
  * (the longest can be a waiter's long loop: most draws would miss). */
 struct xfaults {
-	uint32_t stall_at, crash_at; /* UINT32_MAX: none this execution */
+	uint32_t stall_at[4], crash_at; /* UINT32_MAX: none this execution */
 };
 
-static void faults_draw(struct xfaults *f, struct prng *r, uint32_t kest)
+/* The first stall and the crash are drawn first, so that a run with one
+ * stall draws what it always drew; further stalls (--max-stalls 2..4)
+ * after them. */
+static void faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, unsigned max_stalls)
 {
 	uint32_t k = kest ? kest : 32;
-	f->stall_at = prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	f->stall_at[0] = prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 	f->crash_at = prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	for (unsigned i = 1; i < 4; i++)
+		f->stall_at[i] = i < max_stalls && prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 }
 
 static int faults_pick(const struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
@@ -724,10 +729,11 @@ static int faults_pick(const struct xfaults *f, struct prng *r, const struct xde
 	unsigned nst = 0, ncr = 0;
 	for (unsigned i = d->nrun; i < d->nopt; i++)
 		d->opt[i].kind == XK_CRASH ? ncr++ : nst++;
-	if (d->at == f->stall_at && nst) {
-		*pick = d->nrun + (unsigned)prng_below(r, nst);
-		return 1;
-	}
+	for (unsigned i = 0; i < 4 && nst; i++)
+		if (d->at == f->stall_at[i]) {
+			*pick = d->nrun + (unsigned)prng_below(r, nst);
+			return 1;
+		}
 	if (d->at == f->crash_at && ncr) {
 		*pick = d->nrun + nst + (unsigned)prng_below(r, ncr);
 		return 1;
@@ -760,7 +766,7 @@ struct xpct {
 	int prio[SCHED_MAX_WORKERS];
 };
 
-static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean)
+static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean, unsigned max_stalls)
 {
 	unsigned perm[SCHED_MAX_WORKERS];
 	for (unsigned i = 0; i < n; i++)
@@ -776,7 +782,7 @@ static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean)
 	uint32_t k = kest ? kest : 32;
 	for (unsigned i = 1; i < p->d && i < 16; i++)
 		p->change[i] = (uint32_t)prng_below(&p->rng, k);
-	faults_draw(&p->f, &p->rng, kmean);
+	faults_draw(&p->f, &p->rng, kmean, max_stalls);
 }
 
 static unsigned choose_pct(void *ctx, const struct xdec *d)
@@ -2034,14 +2040,14 @@ static int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct stra
 {
 	if (cfg->strategy == XS_RANDOM) {
 		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
-		faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex));
+		faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg->max_stalls);
 		return x_exec(ex, sh, choose_random, &st->rnd, x);
 	}
 	if (cfg->strategy == XS_PCT) {
 		memset(&st->pct, 0, sizeof st->pct);
 		st->pct.d = cfg->pct_d;
 		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
-		pct_begin(&st->pct, sh->n, ex->kest, x_mean_decisions(ex));
+		pct_begin(&st->pct, sh->n, ex->kest, x_mean_decisions(ex), cfg->max_stalls);
 		return x_exec(ex, sh, choose_pct, &st->pct, x);
 	}
 	return x_exec(ex, sh, choose_dfs, &st->dfs, x);
