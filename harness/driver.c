@@ -645,7 +645,7 @@ static int supervise(struct supervisor *sv)
 /* ---- checking ---- */
 
 /* A kept file's bytes, NUL-terminated; NULL when it is missing or unreadable. */
-static char *slurp_file(const char *path, size_t *len)
+char *ls_slurp_file(const char *path, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0, cap = 0;
@@ -700,11 +700,11 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 	}
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/final-state.json", outdir);
-	final = slurp_file(p, &final_len);
+	final = ls_slurp_file(p, &final_len);
 	/* the append workload's snapshot file, kept beside the final journal */
 	if (cfg->workload->flags & WL_CHECK_SEQ) {
 		snprintf(p, sizeof p, "%s/final-snapshot.json", outdir);
-		snap = slurp_file(p, &snap_len);
+		snap = ls_slurp_file(p, &snap_len);
 	}
 	struct check_input in = {
 		.rec = rec,

@@ -32,6 +32,8 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len);
 
+/* A file's bytes, NUL-terminated (free them); NULL when it is missing or unreadable. */
+char *ls_slurp_file(const char *path, size_t *len);
 /* Remove PATH and everything under it (no symlink is followed); 0 or -1. */
 int ls_rm_tree(const char *path);
 /* What for=Nstale means for a worker: its protocol's stale age, or for the

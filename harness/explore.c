@@ -623,36 +623,6 @@ fail:
 	return -1;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	*len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap + 1);
-	while (b) {
-		size_t got = fread(b + n, 1, cap - n, f);
-		n += got;
-		if (n < cap)
-			break;
-		char *g = realloc(b, cap * 2 + 1);
-		if (!g) {
-			free(b);
-			b = NULL;
-			break;
-		}
-		b = g;
-		cap *= 2;
-	}
-	fclose(f);
-	if (b) {
-		b[n] = '\0';
-		*len = n;
-	}
-	return b;
-}
-
 static void x_check(struct explorer *ex, struct xexec *x)
 {
 	const struct xcfg *cfg = ex->cfg;
@@ -660,13 +630,13 @@ static void x_check(struct explorer *ex, struct xexec *x)
 	for (unsigned i = 0; i < x->sh.n; i++) /* a stall moves everyone's clock: it is not their wait */
 		budget[i] = ex->budget_ms[i] == LS_NEVER ? LS_NEVER : ex->budget_ms[i] + x->stall_ms;
 	size_t flen = 0, slen = 0;
-	char *final = slurp(ex->state_file, &flen);
+	char *final = ls_slurp_file(ex->state_file, &flen);
 	unsigned f = cfg->run.workload->flags;
 	char *snap = NULL;
 	if (f & WL_CHECK_SEQ) { /* the append workload's snapshot, judged against the journal */
 		char sp[PATH_MAX + 64];
 		append_snapshot_path(ex->state_file, sp, sizeof sp);
-		snap = slurp(sp, &slen);
+		snap = ls_slurp_file(sp, &slen);
 	}
 	struct check_input in = {
 		.rec = ex->s->jmem.rec,
@@ -1525,20 +1495,6 @@ static json_t *cex_json(const struct explorer *ex, const struct xexec *x, const 
 	return o;
 }
 
-static int mkdir_p_plain(const char *dir)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* ---- configuration ---- */
 
 static const char explore_usage[] =
@@ -2225,7 +2181,7 @@ int explore_main(int argc, char **argv)
 					snprintf(f->file, sizeof f->file, "%s/cex-%zu.json", cfg.outdir, nfound);
 					json_t *cj = cex_json(&ex, fx, cfg.strategy == XS_RANDOM ? "random"
 							      : cfg.strategy == XS_PCT ? "pct" : "dfs", found_sched);
-					if (mkdir_p_plain(cfg.outdir) != 0 || json_dump_file(cj, f->file, JSON_INDENT(1)) != 0) {
+					if (fsx_mkdir_p(cfg.outdir) != 0 || /* the controller is unbound: plain calls */ json_dump_file(cj, f->file, JSON_INDENT(1)) != 0) {
 						fprintf(stderr, "lockstorm: cannot write %s: %s\n", f->file, strerror(errno));
 						f->file[0] = '\0';
 					} else {
