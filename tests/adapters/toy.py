@@ -3,17 +3,20 @@
 (tests/integ_external.cc), run with `lockstorm run --exec 'toy.py MODE'`.
 
   nolock     the update workload with no lock at all: the checker must catch it.
-             Workers 0 and 1 meet inside their first critical section (each
-             waits for the other's marker file), so two holders overlap and
-             both commit the same revision on every run, not by chance.
+             Workers 0 and 1 meet inside their first critical section (a FIFO
+             both open, one side each: open(2) returns only once the other
+             side has opened it), so two holders overlap and both commit the
+             same revision on every run, not by chance.
   garble     a correct first op, then a line that is not an event
-  hang       a correct first op, then silence outside any lock call
+  hang       a correct first op, then silence outside any lock call (it waits
+             for a signal that never comes; the driver kills it)
   hang-lock  `attempt`, then silence: a lock call that never returns
   exit       a correct first op, a word on stderr, then exit 4 before `stop`
   badclock   events stamped with CLOCK_REALTIME instead of CLOCK_MONOTONIC
 """
 import json
 import os
+import signal
 import sys
 import time
 
@@ -33,15 +36,28 @@ def event(name, extra=""):
 
 
 def meet(op):
-    """nolock: workers 0 and 1 wait for each other in their first op."""
+    """nolock: workers 0 and 1 wait for each other in their first op.  Both open
+    one FIFO, 0 to write and 1 to read; open(2) blocks each side until the other
+    has opened it.  A partner that never comes ends the wait after 30 s."""
     if op != 0 or WORKER > 1:
         return
-    here = os.path.dirname(STATE)
-    open(os.path.join(here, "toy-met-%d" % WORKER), "w").close()
-    other = os.path.join(here, "toy-met-%d" % (1 - WORKER))
-    deadline = time.monotonic() + 30
-    while not os.path.exists(other) and time.monotonic() < deadline:
-        time.sleep(0.001)
+    path = os.path.join(os.path.dirname(STATE), "toy-meet")
+    try:
+        os.mkfifo(path)
+    except FileExistsError:
+        pass
+
+    def give_up(signum, frame):
+        raise TimeoutError
+
+    signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(30)
+    try:
+        os.close(os.open(path, os.O_WRONLY if WORKER == 0 else os.O_RDONLY))
+    except TimeoutError:
+        pass
+    finally:
+        signal.alarm(0)
 
 
 def update(op):
@@ -79,13 +95,13 @@ def main():
         if ops >= 1 and MODE == "garble":
             emit("this is not an event")
         elif ops >= 1 and MODE == "hang":
-            time.sleep(3600)
+            signal.pause()
         elif ops >= 1 and MODE == "exit":
             sys.stderr.write("toy: giving up after one op\n")
             return 4
         if MODE == "hang-lock":
             event("attempt", " n=0")
-            time.sleep(3600)
+            signal.pause()
         update(op)
         ops += 1
         emit("next")
