@@ -25,54 +25,6 @@ static const std::string BIN = LOCKSTORM_BIN;
 
 namespace {
 
-struct Report {
-	json_t *root = nullptr;
-	explicit Report(const std::string &path)
-	{
-		json_error_t err;
-		root = json_load_file(path.c_str(), 0, &err);
-	}
-	~Report() { json_decref(root); }
-	json_t *inv(const char *name) const
-	{
-		size_t i;
-		json_t *v;
-		json_array_foreach(json_object_get(root, "invariants"), i, v)
-			if (!strcmp(json_string_value(json_object_get(v, "name")), name))
-				return v;
-		return nullptr;
-	}
-	long long violations(const char *name) const
-	{
-		json_t *v = inv(name);
-		return v ? json_integer_value(json_object_get(v, "violations")) : -1;
-	}
-	bool applicable(const char *name) const
-	{
-		json_t *v = inv(name);
-		return v && json_is_true(json_object_get(v, "applicable"));
-	}
-	std::string example(const char *name) const
-	{
-		json_t *ex = json_array_get(json_object_get(inv(name), "examples"), 0);
-		const char *t = json_string_value(json_object_get(ex, "text"));
-		return t ? t : "";
-	}
-	long long total(const char *key) const
-	{
-		return json_integer_value(json_object_get(json_object_get(root, "totals"), key));
-	}
-	long long ops() const
-	{
-		return json_integer_value(json_object_get(json_object_get(root, "throughput"), "ops"));
-	}
-	std::string verdict() const
-	{
-		const char *v = json_string_value(json_object_get(root, "verdict"));
-		return v ? v : "";
-	}
-};
-
 CmdResult lockstorm(const std::string &args)
 {
 	return run_cmd(BIN + " " + args);

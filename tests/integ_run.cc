@@ -19,50 +19,6 @@
 
 static const std::string BIN = LOCKSTORM_BIN;
 
-struct Report {
-	json_t *root = nullptr;
-	explicit Report(const std::string &path)
-	{
-		json_error_t err;
-		root = json_load_file(path.c_str(), 0, &err);
-	}
-	~Report() { json_decref(root); }
-	long long violations(const char *inv) const
-	{
-		size_t i;
-		json_t *v;
-		json_array_foreach(json_object_get(root, "invariants"), i, v)
-			if (!strcmp(json_string_value(json_object_get(v, "name")), inv))
-				return json_integer_value(json_object_get(v, "violations"));
-		return -1;
-	}
-	std::string example(const char *inv) const
-	{
-		size_t i;
-		json_t *v;
-		json_array_foreach(json_object_get(root, "invariants"), i, v)
-			if (!strcmp(json_string_value(json_object_get(v, "name")), inv)) {
-				json_t *ex = json_array_get(json_object_get(v, "examples"), 0);
-				const char *t = json_string_value(json_object_get(ex, "text"));
-				return t ? t : "";
-			}
-		return "";
-	}
-	long long total(const char *key) const
-	{
-		return json_integer_value(json_object_get(json_object_get(root, "totals"), key));
-	}
-	double ops_per_s() const
-	{
-		return json_number_value(json_object_get(json_object_get(root, "throughput"), "ops_per_s"));
-	}
-	std::string verdict() const
-	{
-		const char *v = json_string_value(json_object_get(root, "verdict"));
-		return v ? v : "";
-	}
-};
-
 static CmdResult lockstorm(const std::string &args)
 {
 	return run_cmd(BIN + " " + args);

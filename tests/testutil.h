@@ -3,6 +3,8 @@
 #ifndef LS_TESTUTIL_H
 #define LS_TESTUTIL_H
 
+#include <jansson.h>
+
 #include <string>
 
 /* A fresh directory under /dev/shm (else /tmp), removed with everything in it
@@ -25,5 +27,23 @@ CmdResult run_cmd(const std::string &cmdline);
 
 /* Read a whole file ("" if missing). */
 std::string slurp(const std::string &path);
+
+/* A JSON report (lockstorm-report/1) read for assertions; root is NULL when
+ * the file is missing or not JSON. */
+struct Report {
+	json_t *root = nullptr;
+	explicit Report(const std::string &path);
+	~Report();
+	Report(const Report &) = delete;
+	Report &operator=(const Report &) = delete;
+	json_t *inv(const char *name) const;          /* the invariant's object, or NULL */
+	long long violations(const char *name) const; /* -1: no such invariant */
+	bool applicable(const char *name) const;
+	std::string example(const char *name) const;  /* the first example's text, or "" */
+	long long total(const char *key) const;       /* totals.KEY */
+	long long ops() const;                        /* throughput.ops */
+	double ops_per_s() const;                     /* throughput.ops_per_s */
+	std::string verdict() const;
+};
 
 #endif
