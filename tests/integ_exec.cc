@@ -32,12 +32,6 @@ static CmdResult lsexec(const std::string &args)
 	return run_cmd(BIN + " exec " + args);
 }
 
-static bool exists(const std::string &p)
-{
-	struct stat st;
-	return lstat(p.c_str(), &st) == 0;
-}
-
 static void touch(const std::string &p)
 {
 	FILE *f = fopen(p.c_str(), "w");

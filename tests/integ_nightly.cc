@@ -41,12 +41,6 @@ static json_t *load(const std::string &path)
 	return json_load_file(path.c_str(), 0, &err);
 }
 
-static bool exists(const std::string &p)
-{
-	struct stat st;
-	return stat(p.c_str(), &st) == 0;
-}
-
 static void write_file(const std::string &path, const std::string &text)
 {
 	std::ofstream(path) << text;

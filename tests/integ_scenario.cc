@@ -43,12 +43,6 @@ static size_t count_lines(const std::string &s)
 	return n;
 }
 
-static bool exists(const std::string &p)
-{
-	struct stat st;
-	return stat(p.c_str(), &st) == 0;
-}
-
 /* The per-revision lines of scenario NAME in OUT: "NAME  REVISION  ok  1.0s  expect ..  got ..". */
 static std::vector<std::string> lines_of(const std::string &out, const std::string &name)
 {

@@ -1,5 +1,11 @@
 #include "testutil.h"
 
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -113,4 +120,58 @@ std::string Report::verdict() const
 {
 	const char *v = json_string_value(json_object_get(root, "verdict"));
 	return v ? v : "";
+}
+
+bool exists(const std::string &path)
+{
+	struct stat st;
+	return lstat(path.c_str(), &st) == 0;
+}
+
+std::vector<std::string> entries(const std::string &dir)
+{
+	std::vector<std::string> out;
+	DIR *d = opendir(dir.c_str());
+	if (!d)
+		return out;
+	while (struct dirent *de = readdir(d))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			out.push_back(de->d_name);
+	closedir(d);
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+ino_t ino(const std::string &path)
+{
+	struct stat st;
+	return lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+void put(const std::string &path, const std::string &text)
+{
+	int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	ASSERT_GE(fd, 0) << path << ": " << strerror(errno);
+	ASSERT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
+	close(fd);
+}
+
+void age(const std::string &path, long secs)
+{
+	struct timespec ts[2];
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_sec = time(nullptr) - secs;
+	ts[1].tv_nsec = 0;
+	ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), ts, 0), 0) << path << ": " << strerror(errno);
+}
+
+pid_t dead_pid()
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	int status;
+	waitpid(pid, &status, 0);
+	return pid;
 }

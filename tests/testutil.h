@@ -5,7 +5,10 @@
 
 #include <jansson.h>
 
+#include <sys/types.h>
+
 #include <string>
+#include <vector>
 
 /* A fresh directory under /dev/shm (else /tmp), removed with everything in it
  * when the object goes out of scope. */
@@ -27,6 +30,15 @@ CmdResult run_cmd(const std::string &cmdline);
 
 /* Read a whole file ("" if missing). */
 std::string slurp(const std::string &path);
+
+/* Files, for tests that set the scene on disk themselves. */
+bool exists(const std::string &path);                         /* lstat: the name is there */
+std::vector<std::string> entries(const std::string &dir);     /* sorted, without . and .. */
+ino_t ino(const std::string &path);                           /* 0 when missing */
+void put(const std::string &path, const std::string &text);   /* create or truncate, write (ASSERTs) */
+void age(const std::string &path, long secs = 3600);          /* mtime secs back (ASSERTs) */
+/* A pid no process has: a child that exited and was reaped. */
+pid_t dead_pid();
 
 /* A JSON report (lockstorm-report/1) read for assertions; root is NULL when
  * the file is missing or not JSON. */

@@ -39,52 +39,6 @@ namespace {
 
 /* ---------------------------------------------------------------- disk */
 
-std::vector<std::string> entries(const std::string &dir)
-{
-	std::vector<std::string> out;
-	DIR *d = opendir(dir.c_str());
-	if (!d)
-		return out;
-	while (struct dirent *de = readdir(d)) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			out.push_back(de->d_name);
-	}
-	closedir(d);
-	std::sort(out.begin(), out.end());
-	return out;
-}
-
-bool exists(const std::string &p)
-{
-	struct stat st;
-	return lstat(p.c_str(), &st) == 0;
-}
-
-ino_t ino(const std::string &p)
-{
-	struct stat st;
-	return lstat(p.c_str(), &st) == 0 ? st.st_ino : 0;
-}
-
-void put(const std::string &p, const std::string &text)
-{
-	int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0666);
-	ASSERT_GE(fd, 0) << p << ": " << strerror(errno);
-	ASSERT_EQ(write(fd, text.data(), text.size()), (ssize_t)text.size());
-	close(fd);
-}
-
-/* Set p's mtime `secs` seconds back (negative: into the future). */
-void age(const std::string &p, long secs)
-{
-	struct timespec ts[2];
-	ts[0].tv_sec = 0;
-	ts[0].tv_nsec = UTIME_OMIT;
-	ts[1].tv_sec = time(nullptr) - secs;
-	ts[1].tv_nsec = 0;
-	ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), ts, 0), 0) << p << ": " << strerror(errno);
-}
-
 const long kHour = 3600;
 const long kPastGrace = 20; /* > grace 5 s, < stale 60 s */
 
@@ -114,17 +68,6 @@ std::string record(long pid, const std::string &host, const std::string &at,
 	if (!token.empty())
 		r += ",\"token\":\"" + token + "\"";
 	return r + "}\n";
-}
-
-/* A pid that was this host's and is dead now: a child that exited, reaped. */
-pid_t dead_pid()
-{
-	pid_t pid = fork();
-	if (pid == 0)
-		_exit(0);
-	int status;
-	waitpid(pid, &status, 0);
-	return pid;
 }
 
 /* ---------------------------------------------------------------- locks */

@@ -36,27 +36,6 @@ namespace {
 
 /* ---------------------------------------------------------------- disk */
 
-std::vector<std::string> entries(const std::string &dir)
-{
-	std::vector<std::string> out;
-	DIR *d = opendir(dir.c_str());
-	if (!d)
-		return out;
-	while (struct dirent *de = readdir(d)) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			out.push_back(de->d_name);
-	}
-	closedir(d);
-	std::sort(out.begin(), out.end());
-	return out;
-}
-
-bool exists(const std::string &p)
-{
-	struct stat st;
-	return lstat(p.c_str(), &st) == 0;
-}
-
 bool is_dir(const std::string &p)
 {
 	struct stat st;
@@ -67,12 +46,6 @@ bool is_reg(const std::string &p)
 {
 	struct stat st;
 	return lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-ino_t ino(const std::string &p)
-{
-	struct stat st;
-	return lstat(p.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
 time_t mtime(const std::string &p)
@@ -91,17 +64,6 @@ void touch(const std::string &p)
 	int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0666);
 	ASSERT_GE(fd, 0) << p << ": " << strerror(errno);
 	close(fd);
-}
-
-/* Set p's mtime an hour back: older than any stale age in these tests. */
-void age(const std::string &p)
-{
-	struct timespec ts[2];
-	ts[0].tv_sec = 0;
-	ts[0].tv_nsec = UTIME_OMIT;
-	ts[1].tv_sec = time(nullptr) - 3600;
-	ts[1].tv_nsec = 0;
-	ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), ts, 0), 0) << p << ": " << strerror(errno);
 }
 
 bool is_old(const std::string &p)
