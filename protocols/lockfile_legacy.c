@@ -170,32 +170,6 @@ static struct ll_state *ll_state(struct lock *lk)
 	return (struct ll_state *)lk->state.bytes;
 }
 
-/* Note a failed step's errno for reports; returns it. */
-static int ll_errno(struct lock *lk)
-{
-	lk->last_error = errno;
-	return errno;
-}
-
-/* Raise e out of acquire or release: -1 with errno. */
-static int ll_raise(struct lock *lk, int e)
-{
-	lk->last_error = e;
-	errno = e;
-	return -1;
-}
-
-/* base + suffix into buf[PATH_MAX]; -1 ENAMETOOLONG if it does not fit. */
-static int ll_name(char *buf, const char *base, const char *suffix)
-{
-	int n = snprintf(buf, PATH_MAX, "%s%s", base, suffix);
-	if (n < 0 || n >= PATH_MAX) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
 /* parse(text) into *h; a non-object, or text that does not parse, is null. */
 static void ll_parse_holder(const char *text, size_t len, struct ll_holder *h)
 {
@@ -292,7 +266,7 @@ static int ll_stale(struct lock *lk)
 		ll_parse_holder(text, len, &h);
 		free(text);
 	} else {
-		ll_errno(lk);
+		ls_note_errno(lk);
 		memset(&h, 0, sizeof h);
 	}
 	fsx_point("lockfile-legacy/stale/after-read");
@@ -320,7 +294,7 @@ static int ll_stale(struct lock *lk)
 		return now - h.at_ms > lk->param[LL_STALE]; /* [SL5 T] */
 	}
 	if (fsx_stat(lk->path, &st) != 0) {
-		ll_errno(lk);
+		ls_note_errno(lk);
 		return 0; /* elided in the origin: no stamp, no age */
 	}
 	fsx_point("lockfile-legacy/stale/after-stat");
@@ -340,13 +314,13 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 	size_t len;
 	int rfd, raise = 0;
 
-	if (ll_name(rec_path, lk->path, ".recovery") != 0)
-		return ll_raise(lk, errno);
+	if (ls_path_cat(rec_path, lk->path, ".recovery") != 0)
+		return ls_raise(lk, errno);
 
 	/* [VL4 recovery-create] */
 	rfd = fsx_open(rec_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (rfd < 0) {
-		if (ll_errno(lk) != EEXIST)
+		if (ls_note_errno(lk) != EEXIST)
 			return -1;
 		/* "Lock recovery is active or interrupted": nothing ever removes a
 		 * leftover P.recovery in this revision (K-VL-2) */
@@ -361,7 +335,7 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 	/* [VL5 recovery-write] */
 	text = ll_record(0, &len);
 	if (!text || fsx_write_all(rfd, text, len) != 0) {
-		raise = ll_errno(lk);
+		raise = ls_note_errno(lk);
 		free(text);
 		goto out_recovery;
 	}
@@ -377,26 +351,26 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 	if (fsx_read_file(lk->path, &text, &len) == 0)
 		free(text);
 	else
-		ll_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-legacy/reclaim/after-read-holder");
 
 	/* [VL8 rename-aside] */
 	snprintf(suffix, sizeof suffix, ".stale.%ld.%lld", (long)fsx_getpid(),
 		 (long long)fsx_now_ms());
-	if (ll_name(aside, lk->path, suffix) != 0) {
-		raise = ll_errno(lk);
+	if (ls_path_cat(aside, lk->path, suffix) != 0) {
+		raise = ls_note_errno(lk);
 		goto out_recovery;
 	}
 	fsx_point("lockfile-legacy/reclaim/before-rename-aside");
 	if (fsx_rename(lk->path, aside) != 0) {
-		if (ll_errno(lk) != ENOENT)
+		if (ls_note_errno(lk) != ENOENT)
 			raise = errno;
 		goto out_recovery;
 	}
 	fsx_point("lockfile-legacy/reclaim/after-rename-aside");
 
 	/* [VL9 unlink-salvage] */
-	if (fsx_unlink(aside) != 0 && ll_errno(lk) != ENOENT) {
+	if (fsx_unlink(aside) != 0 && ls_note_errno(lk) != ENOENT) {
 		raise = errno;
 		goto out_recovery;
 	}
@@ -405,15 +379,15 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 out_recovery:
 	/* [VL10 recovery-close] ignored */
 	if (fsx_close(rfd) != 0)
-		ll_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-legacy/reclaim/after-recovery-close");
 
 	/* [VL11 recovery-unlink] by name: a raise here replaces the earlier one */
 	fsx_point("lockfile-legacy/reclaim/before-recovery-unlink");
 	if (fsx_unlink(rec_path) != 0)
-		return ll_raise(lk, ll_errno(lk));
+		return ls_raise(lk, ls_note_errno(lk));
 	fsx_point("lockfile-legacy/reclaim/after-recovery-unlink");
-	return raise ? ll_raise(lk, raise) : 0;
+	return raise ? ls_raise(lk, raise) : 0;
 }
 
 /* The timeout's message reads P ("held by pid ... for ...ms"): a step. */
@@ -425,7 +399,7 @@ static int ll_timed_out(struct lock *lk)
 	if (fsx_read_file(lk->path, &text, &len) == 0)
 		free(text);
 	else
-		ll_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-legacy/take/after-timeout-read");
 	return LS_BUSY;
 }
@@ -458,7 +432,7 @@ static int ll_acquire(struct lock *lk)
 	if (slash && slash != dir) {
 		*slash = '\0';
 		if (fsx_mkdir_p(dir) != 0)
-			return ll_raise(lk, errno);
+			return ls_raise(lk, errno);
 	}
 	fsx_point("lockfile-legacy/take/after-dir-mkdir");
 
@@ -470,7 +444,7 @@ static int ll_acquire(struct lock *lk)
 		fd = fsx_open(lk->path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 		if (fd >= 0)
 			break;
-		if (ll_errno(lk) != EEXIST)
+		if (ls_note_errno(lk) != EEXIST)
 			return -1;
 
 		/* [VL3 stale-check] */
@@ -495,7 +469,7 @@ static int ll_acquire(struct lock *lk)
 	fsx_point("lockfile-legacy/take/before-record-write");
 	text = ll_record(1, &len);
 	if (!text || fsx_write_all(fd, text, len) != 0)
-		ll_errno(lk); /* ignored (K-VL-6) */
+		ls_note_errno(lk); /* ignored (K-VL-6) */
 	free(text);
 	fsx_point("lockfile-legacy/take/after-record-write");
 
@@ -524,20 +498,20 @@ static int ll_release(struct lock *lk)
 
 	/* [VL13 fstat] */
 	if (fsx_fstat(fd, &held) != 0) {
-		int e = ll_errno(lk);
+		int e = ls_note_errno(lk);
 		fsx_close(fd); /* the origin leaks it; a worker must not */
-		return ll_raise(lk, e);
+		return ls_raise(lk, e);
 	}
 	fsx_point("lockfile-legacy/release/after-fstat");
 
 	/* [VL14 close] from here the inode number can be reused */
 	if (fsx_close(fd) != 0)
-		return ll_raise(lk, ll_errno(lk));
+		return ls_raise(lk, ls_note_errno(lk));
 	fsx_point("lockfile-legacy/release/after-close");
 
 	/* [VL15 lstat] "already reclaimed by a stale-lock sweep" */
 	if (fsx_lstat(lk->path, &cur) != 0) {
-		ll_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point("lockfile-legacy/release/after-lstat");
@@ -545,7 +519,7 @@ static int ll_release(struct lock *lk)
 	/* [VL16 unlink] errors ignored */
 	if (held.dev == cur.dev && held.ino == cur.ino) {
 		if (fsx_unlink(lk->path) != 0)
-			ll_errno(lk);
+			ls_note_errno(lk);
 		fsx_point("lockfile-legacy/release/after-unlink");
 	}
 	return 0;

@@ -322,31 +322,6 @@ static struct lr_state *lr_state(struct lock *lk)
 	return (struct lr_state *)lk->state.bytes;
 }
 
-/* Note a failed step's errno for reports; returns it. */
-static int lr_errno(struct lock *lk)
-{
-	lk->last_error = errno;
-	return errno;
-}
-
-static int lr_raise(struct lock *lk, int e)
-{
-	lk->last_error = e;
-	errno = e;
-	return -1;
-}
-
-/* base + suffix into buf[PATH_MAX]; -1 ENAMETOOLONG if it does not fit. */
-static int lr_name(char *buf, const char *base, const char *suffix)
-{
-	int n = snprintf(buf, PATH_MAX, "%s%s", base, suffix);
-	if (n < 0 || n >= PATH_MAX) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
 /* randomUUID(): a v4 uuid from the worker's stream. */
 static void lr_uuid(struct lock *lk, char out[LR_UUID_LEN + 1])
 {
@@ -404,7 +379,7 @@ static int lr_read_holder(struct lock *lk, const char *path, struct lr_holder *h
 
 	memset(h, 0, sizeof *h);
 	if (fsx_read_file(path, &text, &len) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return -1;
 	}
 	lr_parse_holder(text, len, h);
@@ -525,13 +500,13 @@ static void lr_sweep(struct lock *lk, const char *path)
 	struct fsx_list e;
 	size_t plen;
 
-	if (lr_split(path, dir, base) != 0 || lr_name(prefix, base, ".take.") != 0)
+	if (lr_split(path, dir, base) != 0 || ls_path_cat(prefix, base, ".take.") != 0)
 		return;
 	plen = strlen(prefix);
 
 	/* [SW1 readdir] */
 	if (fsx_list(dir, &e) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return;
 	}
 	fsx_point("lockfile-recorded/sweep/after-readdir");
@@ -544,7 +519,7 @@ static void lr_sweep(struct lock *lk, const char *path)
 			continue;
 		/* [SW2 stat] */
 		if (fsx_stat(full, &st) != 0) {
-			lr_errno(lk);
+			ls_note_errno(lk);
 			continue;
 		}
 		fsx_point("lockfile-recorded/sweep/after-stat");
@@ -552,7 +527,7 @@ static void lr_sweep(struct lock *lk, const char *path)
 		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 			continue;
 		if (fsx_unlink(full) != 0)
-			lr_errno(lk);
+			ls_note_errno(lk);
 		fsx_point("lockfile-recorded/sweep/after-unlink");
 	}
 	fsx_list_free(&e);
@@ -591,27 +566,27 @@ static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const 
 	/* [CT1 create] */
 	fd = fsx_open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (fd < 0)
-		return lr_errno(lk) == EEXIST ? LR_EXISTS : LR_RAISE;
+		return ls_note_errno(lk) == EEXIST ? LR_EXISTS : LR_RAISE;
 	fsx_point(pt->create); /* the empty-file window */
 
 	/* [CT2 record-write] */
 	if (fsx_write_all(fd, text, len) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		/* [CT3] */
 		if (fsx_close(fd) != 0)
-			lr_errno(lk);
+			ls_note_errno(lk);
 		/* [CT4 fail-read] '' if empty, "gone" on error */
 		if (fsx_read_file(path, &held, &hlen) == 0) {
 			fsx_point(pt->fail_read);
 			/* [CT5 fail-unlink] only while still empty or this take's */
 			if (hlen == 0 || lr_has_needle(held, hlen, token)) {
 				if (fsx_unlink(path) != 0)
-					lr_errno(lk);
+					ls_note_errno(lk);
 				fsx_point(pt->fail_unlink);
 			}
 			free(held);
 		} else {
-			lr_errno(lk);
+			ls_note_errno(lk);
 		}
 		return LR_UNRECORDED;
 	}
@@ -621,7 +596,7 @@ static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const 
 	if (lr_read_holder(lk, path, &h) != 0 || !lr_token_is(&h, token)) {
 		/* [CT7] */
 		if (fsx_close(fd) != 0)
-			lr_errno(lk);
+			ls_note_errno(lk);
 		return LR_RECLAIMED;
 	}
 	fsx_point(pt->readback);
@@ -652,14 +627,14 @@ static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, con
 	/* [CR1] the take's private file */
 	lr_uuid(lk, uuid);
 	snprintf(suffix, sizeof suffix, ".take.%ld.%s", (long)fsx_getpid(), uuid);
-	if (lr_name(tmp, path, suffix) != 0) {
-		lr_errno(lk);
+	if (ls_path_cat(tmp, path, suffix) != 0) {
+		ls_note_errno(lk);
 		return LR_RAISE;
 	}
 
 	/* [CR2 tmp-write] */
 	if (fsx_write_file(tmp, O_EXCL, text, len) != 0) {
-		e = lr_errno(lk);
+		e = ls_note_errno(lk);
 		fsx_unlink(tmp); /* [CR5] ignored */
 		errno = e;
 		return LR_RAISE;
@@ -672,7 +647,7 @@ static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, con
 		linked = 1;
 		fsx_point(pt->link);
 	} else {
-		e = lr_errno(lk);
+		e = ls_note_errno(lk);
 		if (e == EEXIST) {
 			/* [CR4 sweep] */
 			lr_sweep_once(lk, path, sweep_bit);
@@ -688,7 +663,7 @@ static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, con
 
 	/* [CR5 tmp-unlink] ignored */
 	if (fsx_unlink(tmp) != 0)
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point(pt->tmp_unlink);
 	if (!linked)
 		return lr_take_twocall(lk, path, text, len, token, pt, fd_out);
@@ -696,7 +671,7 @@ static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, con
 	/* [CR6 open-rw] error: held, but its record is then not rewritten */
 	*fd_out = fsx_open(path, O_RDWR, 0);
 	if (*fd_out < 0)
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point(pt->open_rw);
 	return LR_TAKEN;
 }
@@ -710,7 +685,7 @@ static void lr_release_recorded(struct lock *lk, const char *path, const char *t
 	/* [RR1 close] */
 	if (fd >= 0) {
 		if (fsx_close(fd) != 0)
-			lr_errno(lk);
+			ls_note_errno(lk);
 		fsx_point("lockfile-recorded/recovery-release/after-close");
 	}
 	/* [RR3 read] */
@@ -721,7 +696,7 @@ static void lr_release_recorded(struct lock *lk, const char *path, const char *t
 	if (!lr_token_is(&h, token))
 		return;
 	if (fsx_unlink(path) != 0)
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-recorded/recovery-release/after-unlink");
 }
 
@@ -757,7 +732,7 @@ static int lr_stale(struct lock *lk)
 	/* [SR4 stat] "an empty one says no one", asked before the live-owner rule */
 	if (!h.present) {
 		if (fsx_stat(lk->path, &st) != 0) {
-			lr_errno(lk);
+			ls_note_errno(lk);
 			return 0;
 		}
 		fsx_point("lockfile-recorded/stale/after-stat");
@@ -775,7 +750,7 @@ static int lr_stale(struct lock *lk)
 		return fsx_now_ms() - h.at_ms > lk->param[LR_STALE];
 	if (!have_st) {
 		if (fsx_stat(lk->path, &st) != 0) {
-			lr_errno(lk);
+			ls_note_errno(lk);
 			return 0; /* elided in the origin: no stamp, no age */
 		}
 		fsx_point("lockfile-recorded/stale/after-age-stat");
@@ -792,7 +767,7 @@ static int lr_recovery_stale(struct lock *lk, const char *rec_path)
 
 	/* [RS1 stat] */
 	if (fsx_stat(rec_path, &st) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point("lockfile-recorded/recovery-stale/after-stat");
@@ -929,7 +904,7 @@ static int lr_timed_out(struct lock *lk, const char *path)
 	if (fsx_read_file(path, &text, &len) == 0)
 		free(text);
 	else
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-recorded/take/after-timeout-read");
 	return LS_BUSY;
 }
@@ -947,17 +922,17 @@ static int lr_recovery_aside(struct lock *lk, const char *rec_path)
 
 	lr_uuid(lk, uuid);
 	snprintf(suffix, sizeof suffix, ".stale.%ld.%s", (long)fsx_getpid(), uuid);
-	if (lr_name(aside, rec_path, suffix) != 0)
-		return lr_raise(lk, errno);
+	if (ls_path_cat(aside, rec_path, suffix) != 0)
+		return ls_raise(lk, errno);
 
 	/* [WN6a recovery-rename-aside] */
 	fsx_point("lockfile-recorded/reclaim/before-recovery-rename-aside");
 	if (fsx_rename(rec_path, aside) != 0)
-		return lr_errno(lk) == ENOENT ? 0 : -1;
+		return ls_note_errno(lk) == ENOENT ? 0 : -1;
 	fsx_point("lockfile-recorded/reclaim/after-recovery-rename-aside");
 
 	/* [WN6b recovery-unlink-aside] */
-	if (fsx_unlink(aside) != 0 && lr_errno(lk) != ENOENT)
+	if (fsx_unlink(aside) != 0 && ls_note_errno(lk) != ENOENT)
 		return -1;
 	fsx_point("lockfile-recorded/reclaim/after-recovery-unlink-aside");
 	return 0;
@@ -978,21 +953,21 @@ static int lr_reclaim_under_recovery(struct lock *lk)
 	if (fsx_read_file(lk->path, &text, &len) == 0)
 		free(text);
 	else
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-recorded/reclaim/after-read-holder");
 
 	/* [WN9 rename-aside] the key TOCTOU: the re-check was true a moment ago */
 	snprintf(suffix, sizeof suffix, ".stale.%ld.%lld", (long)fsx_getpid(),
 		 (long long)fsx_now_ms());
-	if (lr_name(aside, lk->path, suffix) != 0)
-		return lr_errno(lk);
+	if (ls_path_cat(aside, lk->path, suffix) != 0)
+		return ls_note_errno(lk);
 	fsx_point("lockfile-recorded/reclaim/before-rename-aside");
 	if (fsx_rename(lk->path, aside) != 0)
-		return lr_errno(lk) == ENOENT ? 0 : errno;
+		return ls_note_errno(lk) == ENOENT ? 0 : errno;
 	fsx_point("lockfile-recorded/reclaim/after-rename-aside");
 
 	/* [WN10 unlink-salvage] */
-	if (fsx_unlink(aside) != 0 && lr_errno(lk) != ENOENT)
+	if (fsx_unlink(aside) != 0 && ls_note_errno(lk) != ENOENT)
 		return errno;
 	fsx_point("lockfile-recorded/reclaim/after-unlink-salvage");
 	return 0;
@@ -1006,14 +981,14 @@ static int lr_reclaim(struct lock *lk, int64_t started)
 	size_t len;
 	int rfd, raise;
 
-	if (lr_name(rec_path, lk->path, ".recovery") != 0)
-		return lr_raise(lk, errno);
+	if (ls_path_cat(rec_path, lk->path, ".recovery") != 0)
+		return ls_raise(lk, errno);
 
 	/* [WN5 recovery-take] */
 	lr_uuid(lk, rtoken);
 	text = lr_record(lk, rtoken, NULL, NULL, NULL, NULL, &len);
 	if (!text)
-		return lr_raise(lk, errno);
+		return ls_raise(lk, errno);
 	o = lr_create_recorded(lk, rec_path, text, len, rtoken, &lr_recovery_take,
 			       LR_SWEPT_RECOVERY, &rfd);
 	free(text);
@@ -1044,7 +1019,7 @@ static int lr_reclaim(struct lock *lk, int64_t started)
 	/* [WN11] finally */
 	fsx_point("lockfile-recorded/reclaim/before-recovery-release");
 	lr_release_recorded(lk, rec_path, rtoken, rfd);
-	return raise ? lr_raise(lk, raise) : 0;
+	return raise ? ls_raise(lk, raise) : 0;
 }
 
 /* mkdir -p dirname(P). */
@@ -1053,7 +1028,7 @@ static int lr_make_dir(struct lock *lk)
 	char dir[PATH_MAX], base[PATH_MAX];
 
 	if (lr_split(lk->path, dir, base) != 0 || fsx_mkdir_p(dir) != 0)
-		return lr_raise(lk, errno);
+		return ls_raise(lk, errno);
 	return 0;
 }
 
@@ -1074,7 +1049,7 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 		ls_iso(fsx_now_ms(), s->at, sizeof s->at);
 		text = lr_record(lk, s->token, "withLock", s->at, NULL, NULL, &len);
 		if (!text)
-			return lr_raise(lk, errno);
+			return ls_raise(lk, errno);
 		o = lr_create_recorded(lk, lk->path, text, len, s->token, &lr_lock_take,
 				       LR_SWEPT_LOCK, &fd);
 		free(text);
@@ -1089,7 +1064,7 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 			return 0;
 		case LR_RAISE:
 			if (errno != ENOENT || made)
-				return lr_raise(lk, errno);
+				return ls_raise(lk, errno);
 			/* [WN2 dir-mkdir] once */
 			made = 1;
 			if (lr_make_dir(lk) != 0)
@@ -1100,7 +1075,7 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 			continue; /* no sleep, no deadline check */
 		case LR_UNRECORDED:
 			if (++unrecorded >= lk->param[LR_ATTEMPTS])
-				return lr_raise(lk, EIO);
+				return ls_raise(lk, EIO);
 			lr_wait(lk->param[LR_POLL] * unrecorded, "lockfile-recorded/take/after-backoff");
 			continue;
 		case LR_EXISTS:
@@ -1171,7 +1146,7 @@ static int lr_release(struct lock *lk)
 	/* [WR1 close] an error raises, and the token release is skipped */
 	if (fd >= 0) {
 		if (fsx_close(fd) != 0)
-			return lr_raise(lk, lr_errno(lk));
+			return ls_raise(lk, ls_note_errno(lk));
 		fsx_point("lockfile-recorded/release/after-close");
 	}
 	/* [WR3 read] errors logged only */
@@ -1182,7 +1157,7 @@ static int lr_release(struct lock *lk)
 	if (!lr_token_is(&h, s->token))
 		return 0;
 	if (fsx_unlink(lk->path) != 0)
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-recorded/release/after-unlink");
 	return 0;
 }
@@ -1206,7 +1181,7 @@ static int lr_carried_now(struct lock *lk, const char *path, int64_t before_ms)
 	int carried = 0;
 
 	if (fsx_stat(path, &st) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point("lockfile-recorded/carried/after-stat");
@@ -1214,7 +1189,7 @@ static int lr_carried_now(struct lock *lk, const char *path, int64_t before_ms)
 	    st.mtime_ns >= before_ms * 1000000)
 		return 0;
 	if (fsx_read_file(path, &text, &len) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point("lockfile-recorded/carried/after-read");
@@ -1242,13 +1217,13 @@ static int lr_set_aside(struct lock *lk, const char *path)
 
 	lr_uuid(lk, uuid);
 	snprintf(suffix, sizeof suffix, ".carried.%ld.%s", (long)fsx_getpid(), uuid);
-	if (lr_name(aside, path, suffix) != 0)
+	if (ls_path_cat(aside, path, suffix) != 0)
 		return 0;
 
 	/* [SA1 rename] */
 	fsx_point("lockfile-recorded/carried/before-rename");
 	if (fsx_rename(path, aside) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point("lockfile-recorded/carried/after-rename");
@@ -1261,17 +1236,17 @@ static int lr_set_aside(struct lock *lk, const char *path)
 	if (h.present && h.pid_int) {
 		/* [SA4 link-back] EEXIST: "carried-retaken" */
 		if (fsx_link(aside, path) != 0)
-			lr_errno(lk);
+			ls_note_errno(lk);
 		fsx_point("lockfile-recorded/carried/after-link-back");
 		/* [SA5] */
 		if (fsx_unlink(aside) != 0)
-			lr_errno(lk);
+			ls_note_errno(lk);
 		fsx_point("lockfile-recorded/carried/after-aside-unlink");
 		return 0;
 	}
 	/* [SA6] */
 	if (fsx_unlink(aside) != 0)
-		lr_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("lockfile-recorded/carried/after-aside-unlink");
 	return 1;
 }
@@ -1284,7 +1259,7 @@ static void lr_remove_lock(struct lock *lk, const char *path, int64_t before_ms)
 	size_t len;
 	int rfd;
 
-	if (lr_name(rec_path, path, ".recovery") != 0)
+	if (ls_path_cat(rec_path, path, ".recovery") != 0)
 		return;
 	lr_uuid(lk, rtoken);
 	text = lr_record(lk, rtoken, NULL, NULL, NULL, NULL, &len);
@@ -1310,7 +1285,7 @@ static void lr_remove_carried(struct lock *lk, const char *dir, int64_t before_m
 	struct fsx_list e;
 
 	if (fsx_list(dir, &e) != 0) {
-		lr_errno(lk);
+		ls_note_errno(lk);
 		return;
 	}
 	fsx_point("lockfile-recorded/carried/after-readdir");

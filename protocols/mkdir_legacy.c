@@ -97,13 +97,6 @@ static const char *const ml_points[] = {
 	NULL,
 };
 
-/* Note a failed step's errno for reports; returns it. */
-static int ml_errno(struct lock *lk)
-{
-	lk->last_error = errno;
-	return errno;
-}
-
 /* Raise e out of acquire: -1 with errno. */
 static int ml_raise(int e)
 {
@@ -122,20 +115,20 @@ static int ml_try(struct lock *lk)
 		fsx_point("mkdir-legacy/try/after-lock-mkdir");
 		return 0;
 	}
-	e = ml_errno(lk);
+	e = ls_note_errno(lk);
 	if (e != EEXIST)
 		return ml_raise(e); /* no Windows special case in this revision (K-ML-4) */
 
 	/* [ML2 stat] */
 	if (fsx_stat(lk->path, &st) != 0) {
-		if (ml_errno(lk) != ENOENT)
+		if (ls_note_errno(lk) != ENOENT)
 			return LS_BUSY;
 		/* [ML3 remkdir] the holder released meanwhile */
 		if (fsx_mkdir(lk->path, 0777) == 0) {
 			fsx_point("mkdir-legacy/try/after-remkdir");
 			return 0;
 		}
-		e = ml_errno(lk);
+		e = ls_note_errno(lk);
 		return e == EEXIST ? LS_BUSY : ml_raise(e);
 	}
 	fsx_point("mkdir-legacy/try/after-stat");
@@ -146,7 +139,7 @@ static int ml_try(struct lock *lk)
 	fsx_point("mkdir-legacy/try/after-age-check");
 
 	/* [ML5 stale-rmdir] by name: whatever directory is at L now goes (K-ML-1) */
-	if (fsx_rmdir(lk->path) != 0 && ml_errno(lk) != ENOENT)
+	if (fsx_rmdir(lk->path) != 0 && ls_note_errno(lk) != ENOENT)
 		return LS_BUSY; /* ENOTEMPTY, EBUSY, ... */
 	fsx_point("mkdir-legacy/try/after-stale-rmdir");
 
@@ -155,7 +148,7 @@ static int ml_try(struct lock *lk)
 		fsx_point("mkdir-legacy/try/after-stale-remkdir");
 		return 0;
 	}
-	e = ml_errno(lk);
+	e = ls_note_errno(lk);
 	return e == EEXIST ? LS_BUSY : ml_raise(e);
 }
 
@@ -178,7 +171,7 @@ static int ml_acquire_wait(struct lock *lk)
 			fsx_point("mkdir-legacy/acquire/after-lock-mkdir");
 			return 0;
 		}
-		ml_errno(lk);
+		ls_note_errno(lk);
 
 		/* [MA2 stat] on error: sleep (the comment says "retry immediately") */
 		if (fsx_stat(lk->path, &st) == 0) {
@@ -190,10 +183,10 @@ static int ml_acquire_wait(struct lock *lk)
 					fsx_point("mkdir-legacy/acquire/after-stale-rmdir");
 					continue; /* next attempt at once, no sleep */
 				}
-				ml_errno(lk);
+				ls_note_errno(lk);
 			}
 		} else {
-			ml_errno(lk);
+			ls_note_errno(lk);
 		}
 
 		/* [MA4 sleep] */
@@ -246,7 +239,7 @@ static int ml_release(struct lock *lk)
 {
 	fsx_point("mkdir-legacy/release/before-rmdir");
 	if (fsx_rmdir(lk->path) != 0)
-		ml_errno(lk); /* "released is released" */
+		ls_note_errno(lk); /* "released is released" */
 	fsx_point("mkdir-legacy/release/after-rmdir");
 	return 0;
 }

@@ -197,13 +197,6 @@ static int mo_same_dir(const struct fsx_stat *a, const struct fsx_stat *b)
 	       (a->btime_ns == 0 || b->btime_ns == 0 || a->btime_ns == b->btime_ns);
 }
 
-/* Note a failed step's errno for reports; returns it. */
-static int mo_errno(struct lock *lk)
-{
-	lk->last_error = errno;
-	return errno;
-}
-
 /* The stat-pin steps (RC7, LV5): is the directory at L still `ref`?  Any
  * errno reads as "changed". */
 static int mo_still_at_l(struct lock *lk, const struct fsx_stat *ref)
@@ -211,7 +204,7 @@ static int mo_still_at_l(struct lock *lk, const struct fsx_stat *ref)
 	struct fsx_stat now;
 
 	if (fsx_stat(lk->path, &now) != 0) {
-		mo_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	return mo_same_dir(ref, &now);
@@ -252,7 +245,7 @@ static void mo_withdraw(struct lock *lk, const char *point)
 
 	mo_entry(lk, entry);
 	if (fsx_rmdir(entry) != 0)
-		mo_errno(lk);
+		ls_note_errno(lk);
 	fsx_point(point);
 }
 
@@ -269,7 +262,7 @@ static int mo_pinned(struct lock *lk, struct fsx_stat *out, const char *pt_stat,
 
 	/* [PN1 pin-stat] */
 	if (fsx_stat(lk->path, out) != 0) {
-		mo_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point(pt_stat);
@@ -304,7 +297,7 @@ static enum mo_outcome mo_leave(struct lock *lk, const struct fsx_stat *pinned)
 
 	/* [LV2 readdir] */
 	if (fsx_list(lk->path, &e) != 0)
-		return mo_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
+		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 	n = e.n;
 	fsx_list_free(&e);
 	fsx_point("mkdir-owner/leave/after-readdir");
@@ -317,7 +310,7 @@ static enum mo_outcome mo_leave(struct lock *lk, const struct fsx_stat *pinned)
 	/* [LV4 reenter-mkdir] */
 	mo_entry(lk, entry);
 	if (fsx_mkdir(entry, 0777) != 0)
-		return mo_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
+		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 	fsx_point("mkdir-owner/leave/after-reenter-mkdir");
 
 	/* [LV5 stat-pin] */
@@ -364,7 +357,7 @@ static enum mo_outcome mo_elect(struct lock *lk, int rejoin)
 		pinned = mo_pinned(lk, &pin, "mkdir-owner/elect/after-pin-stat",
 				   "mkdir-owner/elect/after-pin-exists");
 	} else {
-		mo_errno(lk);
+		ls_note_errno(lk);
 	}
 
 	/* [EL4] */
@@ -413,7 +406,7 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 
 	/* [RC1 stat-judged] */
 	if (fsx_stat(lk->path, &judged) != 0)
-		return mo_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
+		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 	fsx_point("mkdir-owner/reclaim/after-stat-judged");
 
 	/* [RC2 T age-check] */
@@ -423,13 +416,13 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 
 	/* [RC3 readdir] */
 	if (fsx_list(lk->path, &e) != 0)
-		return mo_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
+		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 	fsx_point("mkdir-owner/reclaim/after-readdir");
 
 	/* [RC4 stat-listed] same directory, same mtime: every listed entry has
 	 * been there at least the stale age */
 	if (fsx_stat(lk->path, &listed) != 0) {
-		out = mo_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
+		out = ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 		goto out_free_list;
 	}
 	fsx_point("mkdir-owner/reclaim/after-stat-listed");
@@ -443,7 +436,7 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 	/* [RC6 entry-mkdir] our entry pins the directory */
 	mo_entry(lk, entry);
 	if (fsx_mkdir(entry, 0777) != 0) {
-		out = mo_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY; /* EEXIST included */
+		out = ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY; /* EEXIST included */
 		goto out_free_list;
 	}
 	fsx_point("mkdir-owner/reclaim/after-entry-mkdir");
@@ -461,7 +454,7 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 	for (size_t i = 0; i < e.n; i++) {
 		if (mo_join(judged_entry, lk->path, e.names[i]) != 0 ||
 		    (fsx_rmdir(judged_entry) != 0 && errno != ENOENT)) {
-			mo_errno(lk); /* ENOTDIR = stray file, ENOTEMPTY, EACCES ... */
+			ls_note_errno(lk); /* ENOTDIR = stray file, ENOTEMPTY, EACCES ... */
 			mo_withdraw(lk, "mkdir-owner/reclaim/after-withdraw");
 			out = MO_BUSY;
 			goto out_free_list;
@@ -491,7 +484,7 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 
 	/* [AT2 lock-mkdir] */
 	if (fsx_mkdir(lk->path, 0777) != 0) {
-		e = mo_errno(lk);
+		e = ls_note_errno(lk);
 		if (e == EEXIST)
 			return mo_reclaim(lk);
 		/* "Windows reports EPERM/EACCES for a lock folder another process
@@ -505,7 +498,7 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 	/* [AT3 entry-mkdir] */
 	mo_entry(lk, entry);
 	if (fsx_mkdir(entry, 0777) != 0) {
-		e = mo_errno(lk);
+		e = ls_note_errno(lk);
 		/* "removed before it was marked: an older runtime's release or
 		 * stale break" */
 		return e == ENOENT ? MO_AGAIN : MO_RAISE;
@@ -581,7 +574,7 @@ static void mo_stray(struct lock *lk)
 	struct fsx_list e;
 
 	if (fsx_list(lk->path, &e) != 0) {
-		mo_errno(lk);
+		ls_note_errno(lk);
 		return;
 	}
 	fsx_list_free(&e);
@@ -697,7 +690,7 @@ static int mo_release(struct lock *lk)
 	/* [RL3 entry-rmdir] */
 	mo_entry(lk, entry);
 	if (fsx_rmdir(entry) != 0) {
-		mo_errno(lk); /* "reclaimed: the lock is not ours to remove" */
+		ls_note_errno(lk); /* "reclaimed: the lock is not ours to remove" */
 		return 0;
 	}
 	fsx_point("mkdir-owner/release/after-entry-rmdir");
@@ -707,7 +700,7 @@ static int mo_release(struct lock *lk)
 	if (!pinned)
 		return 0;
 	if (fsx_stat(lk->path, &now) != 0) {
-		mo_errno(lk);
+		ls_note_errno(lk);
 		return 0;
 	}
 	fsx_point("mkdir-owner/release/after-stat-same");
@@ -718,7 +711,7 @@ static int mo_release(struct lock *lk)
 	 * process holds next" */
 	fsx_point("mkdir-owner/release/before-lock-rmdir");
 	if (fsx_rmdir(lk->path) != 0)
-		mo_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("mkdir-owner/release/after-lock-rmdir");
 	return 0;
 }

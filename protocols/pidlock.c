@@ -131,13 +131,6 @@ static struct pl_state *pl_state(struct lock *lk)
 	return (struct pl_state *)lk->state.bytes;
 }
 
-/* Note a failed step's errno for reports; returns it. */
-static int pl_errno(struct lock *lk)
-{
-	lk->last_error = errno;
-	return errno;
-}
-
 /* randomUUID(): a version 4 uuid from the worker's stream. */
 static void pl_fresh_token(struct lock *lk)
 {
@@ -164,7 +157,7 @@ static json_t *pl_read_lock(struct lock *lk)
 	size_t len;
 
 	if (fsx_read_file(lk->path, &buf, &len) != 0) {
-		pl_errno(lk);
+		ls_note_errno(lk);
 		return NULL;
 	}
 	v = json_loadb(buf, len, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
@@ -219,7 +212,7 @@ static void pl_clear(struct lock *lk)
 		 * distinguishes them." */
 		/* [CS2 stat] */
 		if (fsx_stat(lk->path, &st) != 0) {
-			pl_errno(lk);
+			ls_note_errno(lk);
 			return;
 		}
 		fsx_point("pidlock/clear/after-stat");
@@ -229,7 +222,7 @@ static void pl_clear(struct lock *lk)
 		fsx_point("pidlock/clear/after-age-check");
 		/* [CS3 unreadable-unlink] */
 		if (fsx_unlink(lk->path) != 0)
-			pl_errno(lk);
+			ls_note_errno(lk);
 		fsx_point("pidlock/clear/after-unreadable-unlink");
 		return;
 	}
@@ -248,7 +241,7 @@ static void pl_clear(struct lock *lk)
 
 	/* [CS5 dead-unlink] */
 	if (fsx_unlink(lk->path) != 0)
-		pl_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("pidlock/clear/after-dead-unlink");
 }
 
@@ -298,13 +291,13 @@ static int pl_write_record(struct lock *lk, int fd)
 
 	/* [PA3 close] in the origin's finally: errors ignored */
 	if (fsx_close(fd) != 0)
-		pl_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("pidlock/acquire/after-close");
 	return 0;
 
 out_close_fd:
 	/* the lock file stays, empty or torn: CLEAR retires it after stale_ms */
-	err = pl_errno(lk);
+	err = ls_note_errno(lk);
 	free(line);
 	fsx_close(fd);
 	errno = err;
@@ -358,7 +351,7 @@ static int pl_acquire(struct lock *lk)
 	if (slash && slash != dir) {
 		*slash = '\0';
 		if (pl_mkdir_p(dir) != 0) {
-			pl_errno(lk);
+			ls_note_errno(lk);
 			return -1;
 		}
 	}
@@ -379,7 +372,7 @@ static int pl_acquire(struct lock *lk)
 			st->taken = 1;
 			return 0;
 		}
-		if (pl_errno(lk) != EEXIST)
+		if (ls_note_errno(lk) != EEXIST)
 			return -1;
 
 		/* [PA4 T deadline-check] */
@@ -428,7 +421,7 @@ static int pl_release(struct lock *lk)
 
 	/* [RO2 unlink] */
 	if (fsx_unlink(lk->path) != 0)
-		pl_errno(lk);
+		ls_note_errno(lk);
 	fsx_point("pidlock/release/after-unlink");
 	return 0;
 }

@@ -4,6 +4,8 @@
 #ifndef LS_PROTO_H
 #define LS_PROTO_H
 
+#include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,32 @@ static inline int ls_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
 	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
 		return mtime_ns < 0;
 	return age_ns > lim_ns;
+}
+
+/* Note a failed step's errno in lk->last_error (for reports); returns it. */
+static inline int ls_note_errno(struct lock *lk)
+{
+	lk->last_error = errno;
+	return errno;
+}
+
+/* Raise e out of acquire or release: -1 with errno, noted for reports. */
+static inline int ls_raise(struct lock *lk, int e)
+{
+	lk->last_error = e;
+	errno = e;
+	return -1;
+}
+
+/* base + suffix into buf[PATH_MAX]; -1 ENAMETOOLONG if it does not fit. */
+static inline int ls_path_cat(char *buf, const char *base, const char *suffix)
+{
+	int n = snprintf(buf, PATH_MAX, "%s%s", base, suffix);
+	if (n < 0 || n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
 }
 
 /* The volter records' fields (proto.c). */
