@@ -439,24 +439,6 @@ out_nomem:
 	return NULL;
 }
 
-/* [JL5/JA4 journal-append] appendFileSync(primary, line): O_APPEND|O_CREAT. */
-static int ap_append(const char *primary, const char *line, size_t len)
-{
-	int fd = fsx_open(primary, O_WRONLY | O_CREAT | O_APPEND, 0666);
-	int r, err;
-
-	if (fd < 0)
-		return -1;
-	r = fsx_write_all(fd, line, len);
-	err = errno;
-	if (fsx_close(fd) != 0 && r == 0) {
-		r = -1;
-		err = errno;
-	}
-	errno = err;
-	return r;
-}
-
 /* writeFileSync(snapshot, text): in place, O_TRUNC first, then the bytes.
  * MID is the point between the two (a reader sees an empty file there). */
 static int ap_write_snapshot(const struct worker *w, const char *call, const char *path,
@@ -653,7 +635,8 @@ static int ap_journal_append(struct worker *w, const struct ap_paths *p, int64_t
 		return -1;
 	if (w->wparam[AP_LOCKED])
 		worker_log(w, EV_COMMIT_BEGIN, 0, seq, 0, 0);
-	r = ap_append(p->primary, line, len);
+	/* [JL5/JA4 journal-append] appendFileSync(primary, line): O_APPEND|O_CREAT */
+	r = fsx_write_file(p->primary, O_APPEND, line, len);
 	err = errno;
 	free(line);
 	if (r != 0) {

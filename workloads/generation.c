@@ -217,29 +217,11 @@ static int64_t gn_count(const char *tree)
 	return n;
 }
 
-/* O_APPEND|O_CREAT open, one write loop, close.  0, or -1 errno. */
-static int gn_append(const char *path, const char *data, size_t len)
-{
-	int fd = fsx_open(path, O_WRONLY | O_CREAT | O_APPEND, 0666);
-	int r, err;
-
-	if (fd < 0)
-		return -1;
-	r = fsx_write_all(fd, data, len);
-	err = errno;
-	if (fsx_close(fd) != 0 && r == 0) {
-		r = -1;
-		err = errno;
-	}
-	errno = err;
-	return r;
-}
-
 /* MOVED(path) [G1/G2 gen-byte]: "a directory that is not there has no
  * reader to tell".  0, or -1 errno. */
 static int gn_moved(const struct gn_paths *p)
 {
-	if (gn_append(p->gen, ".", 1) != 0 && errno != ENOENT && errno != ENOTDIR)
+	if (fsx_write_file(p->gen, O_APPEND, ".", 1) != 0 && errno != ENOENT && errno != ENOTDIR)
 		return -1;
 	return 0;
 }
@@ -337,7 +319,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 	/* [GA1-GA4 body] */
 	len = snprintf(line, sizeof line, "{\"v\":%lld,\"w\":%u,\"op\":%u}\n", (long long)version,
 		       w->id, (unsigned)w->op);
-	body = gn_append(p->tree, line, (size_t)len);
+	body = fsx_write_file(p->tree, O_APPEND, line, (size_t)len);
 	err = errno;
 	if (body == 0)
 		fsx_point("generation/write/after-body");
