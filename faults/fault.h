@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../harness/prng.h"
+#include "../core/prng.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -33,9 +33,9 @@
 #include <fiu-control.h>
 #include <fiu.h>
 
-#include "../harness/arena.h"
-#include "../harness/journal.h"
-#include "../harness/sched.h"
+#include "../core/arena.h"
+#include "../core/journal.h"
+#include "../core/sched.h"
 #include "fault.h"
 
 static struct fsx_binding bind;

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../harness/prng.h"
+#include "../core/prng.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,8 +12,8 @@
 
 extern "C" {
 #include "faults/fault.h"
-#include "harness/checker.h"
-#include "harness/journal.h"
+#include "check/checker.h"
+#include "core/journal.h"
 #include "protocols/lock.h"
 #include "workloads/workload.h"
 }

@@ -9,8 +9,8 @@
 
 extern "C" {
 #include "faults/fsx.h"
-#include "harness/explore.h"
-#include "harness/sched.h"
+#include "explore/explore.h"
+#include "core/sched.h"
 }
 
 namespace {

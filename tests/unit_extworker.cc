@@ -6,8 +6,8 @@
 #include <string>
 
 extern "C" {
-#include "harness/extworker.h"
-#include "harness/journal.h"
+#include "run/extworker.h"
+#include "core/journal.h"
 }
 
 struct LineCase {

@@ -14,8 +14,8 @@
 
 #include "faults/fault.h"
 #include "faults/fsx.h"
-#include "harness/arena.h"
-#include "harness/journal.h"
+#include "core/arena.h"
+#include "core/journal.h"
 #include "testutil.h"
 
 struct Bound {

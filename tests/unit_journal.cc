@@ -17,7 +17,7 @@
 #include "testutil.h"
 
 extern "C" {
-#include "harness/journal.h"
+#include "core/journal.h"
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 extern "C" {
-#include "harness/junit.h"
+#include "report/junit.h"
 }
 
 static std::string esc(const char *s)

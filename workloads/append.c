@@ -80,7 +80,7 @@
 #include <time.h>
 
 #include "../faults/fsx.h"
-#include "../harness/config.h"
+#include "config.h"
 #include "workload.h"
 
 enum { AP_REV, AP_LOCKED, AP_READ_PCT, AP_LEGACY_EVENTS, AP_WRITERS, AP_NPARAMS };

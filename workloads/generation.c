@@ -99,7 +99,7 @@
 #include <sys/stat.h>
 
 #include "../faults/fsx.h"
-#include "../harness/config.h"
+#include "config.h"
 #include "workload.h"
 
 enum { GN_REV, GN_WRITERS, GN_OWN_KEEP, GN_WRITER_READS, GN_LOCKED, GN_TARGET, GN_WRITE, GN_REMOVE_PCT,

@@ -11,7 +11,7 @@
 #include <stdatomic.h>
 
 #include "../faults/fsx.h"
-#include "../harness/arena.h"
+#include "../core/arena.h"
 #include "workload.h"
 
 enum { HOLD_MS, HOLD_JITTER };

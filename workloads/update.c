@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "../faults/fsx.h"
-#include "../harness/config.h"
+#include "config.h"
 #include "workload.h"
 
 enum { UP_LOST_RETRIES, UP_FOLDER_RETRIES, UP_WRITE, UP_CARRIED };

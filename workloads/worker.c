@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 
 #include "../faults/fsx.h"
-#include "../harness/arena.h"
+#include "../core/arena.h"
 #include "workload.h"
 
 /* The live counters have one writer each (this worker): a relaxed load and

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "../faults/fault.h"
-#include "../harness/journal.h"
-#include "../harness/prng.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
 #include "../protocols/lock.h"
 
 #ifdef __cplusplus

@@ -33,14 +33,14 @@
 
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
-#include "arena.h"
-#include "checker.h"
-#include "config.h"
-#include "driver.h"
-#include "journal.h"
-#include "prng.h"
-#include "runcfg.h"
-#include "sched.h"
+#include "../core/arena.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
+#include "../run/driver.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
+#include "../run/runcfg.h"
+#include "../core/sched.h"
 
 #define X_REC_CAP (1u << 16)            /* journal records one execution may write */
 #define X_MAX_STALLV 4                  /* --stall multiples a run may offer */

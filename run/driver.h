@@ -13,8 +13,8 @@
 #ifndef LS_DRIVER_H
 #define LS_DRIVER_H
 
-#include "checker.h"
-#include "config.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "../workloads/config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -26,8 +26,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "checker.h"
-#include "config.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
 
 #ifdef __cplusplus
 extern "C" {

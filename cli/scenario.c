@@ -24,9 +24,9 @@
 
 #include "../faults/fault.h"
 #include "../workloads/workload.h"
-#include "checker.h"
-#include "config.h"
-#include "runcfg.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
+#include "../run/runcfg.h"
 
 #ifndef LS_SOURCE_DIR
 #define LS_SOURCE_DIR "."

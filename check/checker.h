@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "journal.h"
+#include "../core/journal.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include "../workloads/workload.h"
-#include "config.h"
-#include "driver.h"
-#include "journal.h"
-#include "junit.h"
-#include "runcfg.h"
+#include "../workloads/config.h"
+#include "../run/driver.h"
+#include "../core/journal.h"
+#include "../report/junit.h"
+#include "../run/runcfg.h"
 
 #define MAX_REVS CFG_MAX_PROTOS
 #define MAX_INVS 32

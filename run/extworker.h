@@ -35,9 +35,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "arena.h"
-#include "config.h"
-#include "journal.h"
+#include "../core/arena.h"
+#include "../workloads/config.h"
+#include "../core/journal.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,10 +2,10 @@
  * pyscript.h - the subcommands written in Python: `lockstorm report` and
  * `lockstorm merge`.
  *
- * The scripts live in reports/ in the source tree; CMake copies them next to
+ * The scripts live in report/ in the source tree; CMake copies them next to
  * the binary (BUILD_DIR/reports/).  They are found in this order:
  *   $LOCKSTORM_REPORTS (a directory), <dir of /proc/self/exe>/reports/,
- *   the source tree's reports/ (LS_SOURCE_DIR, compiled in).
+ *   the source tree's report/ (LS_SOURCE_DIR, compiled in).
  * They run under $LOCKSTORM_PYTHON, else /usr/bin/python3 - Debian's python3,
  * which has python3-matplotlib and python3-numpy (a python3 earlier on PATH
  * may be another build without them).  The script gets the names only the C

@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "../faults/fsx.h"
-#include "checker.h"
-#include "config.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../faults/fault.h"
-#include "journal.h"
+#include "../core/journal.h"
 
 #ifndef LS_SOURCE_DIR
 #define LS_SOURCE_DIR "."
@@ -58,7 +58,7 @@ int pyscript_find(const char *name, char *out, size_t len)
 				return 0;
 		}
 	}
-	snprintf(out, len, "%s/reports/%s", LS_SOURCE_DIR, name);
+	snprintf(out, len, "%s/report/%s", LS_SOURCE_DIR, name);
 	return is_file(out) ? 0 : -1;
 }
 
@@ -111,7 +111,7 @@ int pyscript_run(const char *name, char *const args[])
 {
 	char script[PATH_MAX];
 	if (pyscript_find(name, script, sizeof script) != 0) {
-		fprintf(stderr, "lockstorm: cannot find reports/%s next to the binary or in %s/reports\n", name,
+		fprintf(stderr, "lockstorm: cannot find reports/%s next to the binary or in %s/report\n", name,
 			LS_SOURCE_DIR);
 		return 3;
 	}
@@ -164,7 +164,7 @@ static const char report_usage[] =
 	"                   over time with faults marked, wait and hold histograms, per-worker fairness,\n"
 	"                   a timeline of the holders around the first violations\n"
 	"  --markdown FILE  a short summary for a CI job page\n"
-	"needs /usr/bin/python3 with python3-matplotlib (reports/report.py)\n"
+	"needs /usr/bin/python3 with python3-matplotlib (report/report.py)\n"
 	"exit: 0 written, 2 bad usage or OUTDIR not a kept run, 3 the report script failed\n";
 
 int report_main(int argc, char **argv)

@@ -28,11 +28,11 @@
 
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
-#include "arena.h"
+#include "../core/arena.h"
 #include "extworker.h"
-#include "journal.h"
-#include "junit.h"
-#include "report.h"
+#include "../core/journal.h"
+#include "../report/junit.h"
+#include "../report/report.h"
 #include "runcfg.h"
 
 #define WORK_MARKER ".lockstorm-owned"
