@@ -27,8 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../faults/fault.h"
-#include "../faults/fsx.h"
+#include "point.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,7 +58,6 @@ struct arena_worker {  /* one per worker, on its own cache lines */
 	_Atomic uint64_t ops, acquired, committed, busy, errors, lost, crashes, stalls;
 	_Atomic uint64_t calls[FSX_OP_COUNT];
 	_Atomic int64_t stop_until_ns; /* stop fault: the driver SIGCONTs the worker at this time */
-	struct fault_state fstate;    /* nth/once counters: per worker, across respawns */
 } __attribute__((aligned(64)));
 
 #define ARENA_WIN_SLOTS 65536 /* Windows-like paths: by path hash */

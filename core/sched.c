@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../faults/fsx.h"
+#include "point.h"
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -227,7 +227,7 @@ void sched_block(void)
 void sched_point(const char *name)
 {
 	me->point = name;
-	uint64_t h = fsx_point_hash(name);
+	uint64_t h = point_hash(name);
 	size_t i = h % SCHED_POINTS;
 	for (size_t k = 0; k < SCHED_POINTS; k++, i = (i + 1) % SCHED_POINTS) {
 		if (me_s->points[i] == h)

@@ -581,7 +581,7 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 			x->stall_ms += ms;
 			stalls++;
 			atomic_store(&s->now_ns, now + ms * 1000000LL);
-			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)fsx_point_hash("explore/stall"), ms);
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/stall"), ms);
 			st->rec_to = s->jmem.n;
 			barred = (int)w;
 		} else if (st->kind == XK_PAUSE) {
@@ -591,13 +591,13 @@ static int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, 
 			x->stall_ms += ms;
 			stalls++;
 			pause_until[w] = now + ms * 1000000LL;
-			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)fsx_point_hash("explore/pause"), ms);
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/pause"), ms);
 			st->rec_to = s->jmem.n;
 			if (current == (int)w)
 				current = -1;
 		} else {
 			crashes++;
-			x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)fsx_point_hash("explore/crash"), 0);
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash("explore/crash"), 0);
 			pid_t pid = sl->pid;
 			kill(pid, SIGKILL);
 			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -1419,7 +1419,7 @@ static json_t *steps_json(const struct explorer *ex, const struct xexec *x)
 static uint64_t failure_sig(const struct explorer *ex, const struct xexec *x)
 {
 	unsigned char *keep = calloc(x->nstep + 1, 1);
-	uint64_t h = fsx_point_hash(check_inv_name((enum inv_id)x->inv));
+	uint64_t h = point_hash(check_inv_name((enum inv_id)x->inv));
 	if (!keep)
 		return h;
 	size_t upto = story_slice(ex, x, keep);
@@ -1428,7 +1428,7 @@ static uint64_t failure_sig(const struct explorer *ex, const struct xexec *x)
 			continue;
 		char words[512];
 		step_words(ex, &x->step[k], words, sizeof words);
-		h = (h ^ fsx_point_hash(words)) * 0x100000001b3ULL;
+		h = (h ^ point_hash(words)) * 0x100000001b3ULL;
 	}
 	free(keep);
 	return h;
@@ -1900,7 +1900,7 @@ static void cover(struct explorer *ex, const struct xexec *x)
 		const struct xstep *st = &x->step[k];
 		if (st->kind != XK_RUN)
 			continue;
-		uint64_t label = (st->point ? fsx_point_hash(st->point) : 0) * 31 + st->fsop + 1;
+		uint64_t label = (st->point ? point_hash(st->point) : 0) * 31 + st->fsop + 1;
 		if (prev_w >= 0 && prev_w != st->w) {
 			uint64_t h = (prev * 0x100000001b3ULL) ^ label;
 			h |= 1;
@@ -1922,7 +1922,7 @@ static void cover(struct explorer *ex, const struct xexec *x)
 
 static int point_hit(const struct explorer *ex, const char *name)
 {
-	uint64_t h = fsx_point_hash(name);
+	uint64_t h = point_hash(name);
 	size_t i = h % SCHED_POINTS;
 	for (size_t k = 0; k < SCHED_POINTS; k++, i = (i + 1) % SCHED_POINTS) {
 		if (ex->s->points[i] == h)

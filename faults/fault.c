@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static const char *const kind_names[FK__COUNT] = {
 	[FK_NONE] = "none",
@@ -504,4 +505,17 @@ void fault_profiles_describe(FILE *f)
 		for (const char *const *s = profiles[i].specs; *s; s++)
 			fprintf(f, "            --fault '%s'\n", *s);
 	}
+}
+
+struct fault_state *fault_states_create(unsigned nworkers)
+{
+	size_t size = (nworkers ? nworkers : 1) * sizeof(struct fault_state);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p; /* the mapping comes zeroed */
+}
+
+void fault_states_destroy(struct fault_state *st, unsigned nworkers)
+{
+	if (st)
+		munmap(st, (nworkers ? nworkers : 1) * sizeof(struct fault_state));
 }

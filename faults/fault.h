@@ -89,6 +89,13 @@ struct fault_state {
 	uint64_t fired[FAULT_MAX_RULES];
 };
 
+/* One run's counters, one per worker, in a shared anonymous mapping made
+ * before fork: nth= and once count across a worker's respawns, and the
+ * driver sees what external workers' rules matched.  NULL and errno on
+ * failure.  fault_states_destroy(NULL, n) does nothing. */
+struct fault_state *fault_states_create(unsigned nworkers);
+void fault_states_destroy(struct fault_state *st, unsigned nworkers);
+
 struct fault_action {
 	enum fault_kind kind;  /* FK_NONE: nothing to do */
 	int64_t stall_ms;      /* resolved length for FK_STALL and FK_STOP, and a split FK_SHORT_WRITE's pause */

@@ -72,36 +72,6 @@ static size_t lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
 static int64_t last_create_ns;
 
-static const char *const op_points[FSX_OP_COUNT] = {
-	[FSX_MKDIR] = "fs/mkdir",   [FSX_RMDIR] = "fs/rmdir",     [FSX_OPEN] = "fs/open",
-	[FSX_CLOSE] = "fs/close",   [FSX_LINK] = "fs/link",       [FSX_UNLINK] = "fs/unlink",
-	[FSX_RENAME] = "fs/rename", [FSX_STAT] = "fs/stat",       [FSX_LIST] = "fs/list",
-	[FSX_READ] = "fs/read",     [FSX_WRITE] = "fs/write",     [FSX_FSYNC] = "fs/fsync",
-	[FSX_UTIMENS] = "fs/utimens", [FSX_FLOCK] = "fs/flock",   [FSX_KILL] = "fs/kill",
-	[FSX_SLEEP] = "fs/sleep",   [FSX_NOW] = "fs/now",         [FSX_POINT] = "point",
-};
-
-const char *fsx_op_point(enum fsx_op op)
-{
-	return (unsigned)op < FSX_OP_COUNT ? op_points[op] : "fs/?";
-}
-
-const char *fsx_op_name(enum fsx_op op)
-{
-	const char *p = fsx_op_point(op);
-	const char *slash = strchr(p, '/');
-	return slash ? slash + 1 : p;
-}
-
-uint64_t fsx_point_hash(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
-		h ^= *s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
 
 int64_t fsx_mono_ns(void)
 {
@@ -261,7 +231,7 @@ static int fault_act(const char *point, const char *path)
 	if (act.kind == FK_NONE)
 		return 0;
 	int saved = errno;
-	uint64_t h = fsx_point_hash(point);
+	uint64_t h = point_hash(point);
 	struct arena_worker *aw = &bind.arena->w[bind.worker];
 	if (act.kind == FK_STALL) {
 		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
@@ -319,7 +289,7 @@ static int fsx_enter(enum fsx_op op, const char *path)
 	if (xs && !compound)
 		sched_step(op, path, step_path2);
 	step_path2 = NULL;
-	return faults_on ? fault_act(op_points[op], path) : 0;
+	return faults_on ? fault_act(fsx_op_point(op), path) : 0;
 }
 
 /* The call fails with err without acting. */
@@ -335,7 +305,7 @@ static void fsx_leave(enum fsx_op op, int r, int err)
 	if (xs && !compound)
 		sched_result(r, err);
 	if (bound && bind.trace)
-		log_event(EV_STEP, r < 0 ? err : 0, (int64_t)fsx_point_hash(op_points[op]), op, r);
+		log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
 }
 
 void fsx_point(const char *name)
@@ -355,7 +325,7 @@ void fsx_point(const char *name)
 	if (faults_on)
 		fault_act(name, NULL);
 	if (bind.trace)
-		log_event(EV_STEP, 0, (int64_t)fsx_point_hash(name), FSX_POINT, 0);
+		log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
 }
 
 void fsx_yield(void)
@@ -425,7 +395,7 @@ static void obj_removed(struct obj_id id)
 
 static uint32_t win_slot(const char *path)
 {
-	return (uint32_t)(fsx_point_hash(path) % ARENA_WIN_SLOTS);
+	return (uint32_t)(point_hash(path) % ARENA_WIN_SLOTS);
 }
 
 static int win_on(void)
@@ -447,7 +417,7 @@ static int win_delete_pending(const char *path)
 	if (!at || fsx_mono_ns() - at > WIN_PENDING_MS * 1000000LL)
 		return 0;
 	int err = prng_below(bind.rng, 2) ? EPERM : EACCES;
-	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)fsx_point_hash("fs/mkdir"), 0);
+	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/mkdir"), 0);
 	return err;
 }
 
@@ -480,7 +450,7 @@ static int win_sharing(const char *path)
 		return 0;
 	static const int errs[] = { EACCES, EPERM, EBUSY };
 	int err = errs[prng_below(bind.rng, 3)];
-	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)fsx_point_hash("fs/unlink"), 0);
+	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/unlink"), 0);
 	return err;
 }
 

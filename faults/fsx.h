@@ -21,19 +21,12 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "../core/point.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum fsx_op {
-	FSX_MKDIR, FSX_RMDIR, FSX_OPEN, FSX_CLOSE, FSX_LINK, FSX_UNLINK, FSX_RENAME,
-	FSX_STAT, FSX_LIST, FSX_READ, FSX_WRITE, FSX_FSYNC, FSX_UTIMENS, FSX_FLOCK,
-	FSX_KILL, FSX_SLEEP, FSX_NOW, FSX_POINT,
-	FSX_OP_COUNT
-};
-/* "fs/mkdir", ... ("point" for FSX_POINT). */
-const char *fsx_op_point(enum fsx_op op);
-const char *fsx_op_name(enum fsx_op op);
 
 struct fsx_stat {
 	uint64_t dev;
@@ -91,9 +84,6 @@ void fsx_point(const char *name);
  * moment a worker holds the lock, so a protocol whose acquire makes no call,
  * like none, still overlaps).  Elsewhere it does nothing. */
 void fsx_yield(void);
-
-/* FNV-1a 64 of a point name: how journals refer to points. */
-uint64_t fsx_point_hash(const char *name);
 
 /* ---- binding a worker process (harness side) ---- */
 struct journal;

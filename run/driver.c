@@ -211,6 +211,7 @@ static void cleanup_dirs(const struct run_config *cfg)
 struct supervisor {
 	struct run_config *cfg;
 	struct arena *arena;
+	struct fault_state *fstates; /* per worker: the fault rules' nth/once counters */
 	struct slot *slot;
 	pid_t pgid;
 	pid_t driver_pid;
@@ -266,7 +267,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.journal = &w.journal,
 		.arena = sv->arena,
 		.faults = &cfg->faults,
-		.fstate = &sv->arena->w[id].fstate,
+		.fstate = &sv->fstates[id],
 		.rng = &w.rng,
 		.lock_path = w.lock.path,
 		.stale_ms = driver_fault_stale_ms(&w.lock),
@@ -421,7 +422,7 @@ static void watchdog(struct supervisor *sv, int64_t extra_ms)
 		if (quiet_ms <= sv->budget_ms[i] + extra_ms)
 			continue;
 		const char *point = (const char *)(uintptr_t)atomic_load(&aw->last_point);
-		journal_log(&sv->dj, EV_LIVENESS, i, 0, point ? (int64_t)fsx_point_hash(point) : 0, quiet_ms,
+		journal_log(&sv->dj, EV_LIVENESS, i, 0, point ? (int64_t)point_hash(point) : 0, quiet_ms,
 			    sv->budget_ms[i]);
 		s->watchdog_killed = 1;
 		kill(s->pid, SIGKILL);
@@ -807,10 +808,11 @@ int driver_run(struct run_config *cfg)
 		goto out_dirs;
 	}
 	sv.arena = arena_create(cfg->workers);
+	sv.fstates = fault_states_create(cfg->workers);
 	sv.slot = calloc(cfg->workers, sizeof *sv.slot);
 	sv.budget_ms = calloc(cfg->workers, sizeof *sv.budget_ms);
 	sv.stale_ms = calloc(cfg->workers, sizeof *sv.stale_ms);
-	if (!sv.arena || !sv.slot || !sv.budget_ms || !sv.stale_ms) {
+	if (!sv.arena || !sv.fstates || !sv.slot || !sv.budget_ms || !sv.stale_ms) {
 		fprintf(stderr, "lockstorm: cannot set up the shared arena: %s\n", strerror(errno));
 		goto out_mem;
 	}
@@ -834,7 +836,7 @@ int driver_run(struct run_config *cfg)
 		arena_obj_add(sv.arena, carried.st_dev, carried.st_ino, JOURNAL_DRIVER, seq);
 	}
 
-	int xrc = ext_prepare(&sv.ext, cfg, sv.arena, sv.state_file, why, sizeof why);
+	int xrc = ext_prepare(&sv.ext, cfg, sv.arena, sv.fstates, sv.state_file, why, sizeof why);
 	if (xrc != 0) {
 		fprintf(stderr, "lockstorm: %s\n", why);
 		journal_close(&sv.dj);
@@ -928,6 +930,7 @@ out_mem:
 	free(sv.stale_ms);
 	free(sv.budget_ms);
 	free(sv.slot);
+	fault_states_destroy(sv.fstates, cfg->workers);
 	arena_destroy(sv.arena);
 out_dirs:
 	cleanup_dirs(cfg);

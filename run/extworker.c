@@ -92,6 +92,7 @@ struct ext_slot {
 struct ext_run {
 	struct run_config *cfg;
 	struct arena *arena;
+	struct fault_state *fstates; /* per worker, the driver's (fault_states_create) */
 	const char *state_file;
 	char shim[PATH_MAX];
 	char *specs;             /* the shim's rules, one per line; NULL: no shim */
@@ -333,7 +334,7 @@ static int ext_plan(struct ext_run *x, char *why, size_t len)
 	size_t used = 0;
 	uint32_t driver = 0, anywhere = 0;
 	for (int pt = 0; pt < PT__N; pt++) {
-		x->hash[pt] = fsx_point_hash(ext_point_names[pt]);
+		x->hash[pt] = point_hash(ext_point_names[pt]);
 		anywhere |= fault_point_mask(plan, ext_point_names[pt]);
 	}
 	for (unsigned i = 0; i < plan->n; i++) {
@@ -378,7 +379,8 @@ static int ext_plan(struct ext_run *x, char *why, size_t len)
 	return 0;
 }
 
-int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena, const char *state_file,
+int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena,
+		struct fault_state *fstates, const char *state_file,
 		char *why, size_t len)
 {
 	*out = NULL;
@@ -416,6 +418,7 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 	}
 	x->cfg = cfg;
 	x->arena = arena;
+	x->fstates = fstates;
 	x->state_file = state_file;
 	x->n = cfg->workers;
 	x->sigfd = -1;
@@ -632,7 +635,7 @@ static void ext_fault(struct ext_run *x, unsigned id, int pt)
 	struct ext_slot *s = &x->slot[id];
 	if (pt < 0 || !x->mask[pt] || s->crash_ns || s->failed || !s->pid)
 		return;
-	struct fault_action act = fault_check_mask(&x->cfg->faults, &x->arena->w[id].fstate, &s->rng, id,
+	struct fault_action act = fault_check_mask(&x->cfg->faults, &x->fstates[id], &s->rng, id,
 						   ext_point_names[pt], x->mask[pt], NULL, s->stale_ms);
 	int64_t now = fsx_mono_ns();
 	if (act.kind == FK_STALL || act.kind == FK_STOP) {
@@ -1023,7 +1026,7 @@ int ext_reaped(struct ext_run *x, unsigned id, int status)
 		 * killer): the hold is judged to end at its last reported event,
 		 * the latest moment it is known to have been alive */
 		if (x->shim_crash && !x->killing)
-			ext_record(x, id, EV_FAULT, 0, FK_CRASH, (int64_t)fsx_point_hash("fs/*"), 0,
+			ext_record(x, id, EV_FAULT, 0, FK_CRASH, (int64_t)point_hash("fs/*"), 0,
 				   (s->last_ev_ns ? s->last_ev_ns : (uint64_t)s->spawn_ns) + 1);
 		generic = 1;
 	} else if (WIFSIGNALED(status)) {

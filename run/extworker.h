@@ -49,7 +49,8 @@ struct ext_run;
 
 /* NULL in *out when no protocol of the run is external.  0 ok; else the exit
  * code (2 bad configuration, adapter not found; 3 harness) with why filled. */
-int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena, const char *state_file,
+int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena,
+		struct fault_state *fstates, const char *state_file,
 		char *why, size_t len);
 int ext_is(const struct ext_run *x, unsigned id);
 /* Pipes for worker id's next incarnation: 0, or -1 with errno. */

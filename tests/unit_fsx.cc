@@ -23,6 +23,7 @@ struct Bound {
 	struct arena *arena = nullptr;
 	struct journal j;
 	struct fault_plan plan;
+	struct fault_state fstates[4];
 	struct prng rng;
 	uint32_t op = 0;
 	std::string lock;
@@ -30,6 +31,7 @@ struct Bound {
 	explicit Bound(std::initializer_list<const char *> specs, unsigned worker = 0)
 	{
 		memset(&plan, 0, sizeof plan);
+		memset(fstates, 0, sizeof fstates);
 		char why[512];
 		for (const char *s : specs)
 			EXPECT_EQ(fault_parse(&plan, s, why, sizeof why), 0) << why;
@@ -44,7 +46,7 @@ struct Bound {
 		b.journal = &j;
 		b.arena = arena;
 		b.faults = &plan;
-		b.fstate = &arena->w[worker].fstate;
+		b.fstate = &fstates[worker];
 		b.rng = &rng;
 		b.lock_path = lock.c_str();
 		b.stale_ms = 100;

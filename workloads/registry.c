@@ -17,7 +17,7 @@ const struct workload_ops *const workload_registry[] = {
 static const char *point_in(const char *const *points, uint64_t hash)
 {
 	for (; points && *points; points++)
-		if (fsx_point_hash(*points) == hash)
+		if (point_hash(*points) == hash)
 			return *points;
 	return NULL;
 }
@@ -26,7 +26,7 @@ const char *point_name(uint64_t hash)
 {
 	const char *name;
 	for (int op = 0; op < FSX_OP_COUNT; op++)
-		if (fsx_point_hash(fsx_op_point((enum fsx_op)op)) == hash)
+		if (point_hash(fsx_op_point((enum fsx_op)op)) == hash)
 			return fsx_op_point((enum fsx_op)op);
 	for (const struct lock_ops *const *o = lock_registry; *o; o++)
 		if ((name = point_in((*o)->points, hash)))

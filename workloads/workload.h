@@ -61,7 +61,7 @@ struct workload_ops {
 extern const struct workload_ops *const workload_registry[];
 const struct workload_ops *workload_find(const char *name);
 void workload_names(char *buf, size_t len);
-/* Any known point (fs ops, every protocol's and workload's) by its fsx_point_hash; NULL if none. */
+/* Any known point (fs ops, every protocol's and workload's) by its point_hash; NULL if none. */
 const char *point_name(uint64_t hash);
 
 extern const struct workload_ops update_workload;

@@ -1,0 +1,37 @@
+/*
+ * point.h - the point table: the seam's calls and how points are named.
+ *
+ * Every file-system call a protocol or workload makes goes through the seam
+ * (faults/fsx.h), one enum fsx_op per call; each call is also the fault
+ * point "fs/<call>", and each protocol step is a point of its own
+ * ("<proto>/<operation>/<before|after>-<label>").  Journals, the step
+ * scheduler and the arena's counters name calls and points by these values,
+ * so they live here, below the seam, and the seam uses them from above.
+ */
+#ifndef LS_POINT_H
+#define LS_POINT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fsx_op {
+	FSX_MKDIR, FSX_RMDIR, FSX_OPEN, FSX_CLOSE, FSX_LINK, FSX_UNLINK, FSX_RENAME,
+	FSX_STAT, FSX_LIST, FSX_READ, FSX_WRITE, FSX_FSYNC, FSX_UTIMENS, FSX_FLOCK,
+	FSX_KILL, FSX_SLEEP, FSX_NOW, FSX_POINT,
+	FSX_OP_COUNT
+};
+/* "fs/mkdir", ... ("point" for FSX_POINT; "fs/?" out of range). */
+const char *fsx_op_point(enum fsx_op op);
+/* "mkdir", ...: the point without its "fs/". */
+const char *fsx_op_name(enum fsx_op op);
+
+/* FNV-1a 64 of a point name: how journals refer to points. */
+uint64_t point_hash(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
