@@ -1,9 +1,9 @@
-"""nightlib - what ci/nightly and `lockstorm merge` (reports/merge.py) share.
+"""nightlib - what ci/nightly and `lockstorm merge` (report/merge.py) share.
 
 Cells: one `lockstorm run` of one protocol revision under one fault profile with one seed (kind
 "run"), or one `lockstorm explore` of one revision with one seed (kind "explore", profile
 "explore": a deterministic interleaving search instead of a fault profile).  Cell ids are
-PROTOCOL__PROFILE__sSEED; the matrix is ordered seed-major, then profile (the explore cells of a
+PROTOCOL__PROFILE__sSEED (":" in a protocol becomes "-": artifact-safe); the matrix is ordered seed-major, then profile (the explore cells of a
 seed last), then protocol, and shard I of N takes the cells whose index is I-1 modulo N:
 deterministic, disjoint, and together exactly the matrix.  Only the built-in revisions can be
 explored: ext: adapters, exec and the `none` control get run cells only.
@@ -27,7 +27,10 @@ EXPLORE = "explore"  # the profile column of explore cells
 
 
 def cell_id(protocol, profile, seed):
-    return "%s__%s__s%d" % (protocol.replace(",", "+"), profile, seed)
+    """A name safe as a folder and as an artifact path everywhere (actions/upload-artifact
+    refuses " : < > | * ? \\ and CR/LF): ext:flock1 becomes ext-flock1, a fleet a+b."""
+    safe = protocol.replace(",", "+").replace(":", "-")
+    return "%s__%s__s%d" % ("".join(ch if ch.isalnum() or ch in "+-._" else "_" for ch in safe), profile, seed)
 
 
 def explorable(protocol):

@@ -208,7 +208,7 @@ TEST(Nightly, ExploreCellsShardMergeAndTheBaselineKeepsKnownOnes)
 	std::string list = NIGHTLY + " --list --protocols mkdir-legacy,ext:flock1,none --profiles none";
 	CmdResult r = run_cmd(list);
 	ASSERT_EQ(r.status, 0) << r.err;
-	EXPECT_EQ(lines(r.out), (std::vector<std::string>{ "mkdir-legacy__none__s1", "ext:flock1__none__s1",
+	EXPECT_EQ(lines(r.out), (std::vector<std::string>{ "mkdir-legacy__none__s1", "ext-flock1__none__s1",
 							  "none__none__s1", "mkdir-legacy__explore__s1" }));
 	EXPECT_EQ(lines(run_cmd(list + " --no-explore").out).size(), 3u);
 	EXPECT_EQ(lines(run_cmd(list + " --explore-only").out), (std::vector<std::string>{ "mkdir-legacy__explore__s1" }));
