@@ -364,6 +364,9 @@ TEST(CiCompare, HyperfineTimingsWithVerdicts)
 		for (size_t k = 0; k < 2; k++)
 			EXPECT_STREQ(json_string_value(json_array_get(verdicts, k)), proto == "none" ? "fail" : "pass");
 		EXPECT_GT(json_number_value(json_object_get(v, "median_s")), 0.0);
+		/* hyperfine names each command by its revision, and every timed run keeps its report */
+		EXPECT_EQ(json_string_value(json_object_get(v, "command")), proto);
+		EXPECT_EQ(entries(d.sub("cc/runs/" + proto)).size(), 2u) << proto;
 	}
 	json_decref(root);
 	std::string md = slurp(d.sub("cc/compare.md"));
