@@ -13,15 +13,30 @@ fairness, timeline.
 exit: 0 written, 2 OUTDIR is not a kept run or bad usage, 3 the script itself failed.
 """
 import argparse
+import atexit
 import base64
 import html
 import io
 import os
+import shutil
 import sys
+import tempfile
+
+NEEDS = ("needs python3-matplotlib and python3-numpy, run with /usr/bin/python3 "
+         "(apt-get install python3-matplotlib python3-numpy)")
+
+# matplotlib's font cache goes to a folder of this run's, removed at exit, never $HOME.
+if not os.environ.get("MPLCONFIGDIR"):
+    os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="lockstorm-mpl.")
+    atexit.register(shutil.rmtree, os.environ["MPLCONFIGDIR"], True)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import lsdata  # noqa: E402
+try:
+    import lsdata  # noqa: E402 (imports numpy)
+except ImportError as e:
+    print("lockstorm: report: %s (%s)" % (NEEDS, e), file=sys.stderr)
+    sys.exit(3)
 
 MAX_TIMELINES = 4
 MAX_LANES = 24
@@ -50,7 +65,7 @@ def plt_module():
         import matplotlib.pyplot as plt
         return plt
     except ImportError:
-        die(3, "needs Debian's python3-matplotlib, run with /usr/bin/python3 (apt-get install python3-matplotlib)")
+        die(3, NEEDS)
 
 
 def png(fig, plt):
@@ -512,3 +527,9 @@ if __name__ == "__main__":
     except (KeyError, TypeError, ValueError) as e:
         die(2, "%s: unexpected content in report.json/run.json (%s: %s)" % (
             sys.argv[1] if len(sys.argv) > 1 else "?", type(e).__name__, e))
+    except ImportError as e:
+        die(3, "%s (%s)" % (NEEDS, e))
+    except Exception as e:  # a bug of the script: one line, exit 3 (never 1, "a violation")
+        if os.environ.get("LOCKSTORM_DEBUG"):
+            raise
+        die(3, "the report script failed: %s: %s (LOCKSTORM_DEBUG=1 shows the traceback)" % (type(e).__name__, e))

@@ -132,3 +132,26 @@ TEST(Report, ChromiumRendersAScreenshot)
 	ASSERT_GT(png.size(), 10000u) << r.out << r.err;
 	EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
+
+/* Without numpy (shadowed here by a module that refuses to import), the
+ * report says what to install in one line and exits 3, not 1 ("a
+ * violation") with a traceback; matplotlib's cache never goes to $HOME. */
+TEST(Report, MissingModulesFailInOneLineAndHomeStaysClean)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(BIN + " run -p flock -w hold -n 2 --ops 50 -q -o " + d.sub("out"));
+	ASSERT_EQ(r.status, 0) << r.out << r.err;
+	ASSERT_EQ(run_cmd("mkdir -p " + d.sub("shadow/numpy") + " " + d.sub("home")).status, 0);
+	put(d.sub("shadow/numpy/__init__.py"), "raise ImportError('No module named numpy')\n");
+	r = run_cmd("env PYTHONPATH=" + d.sub("shadow") + " " + BIN + " report " + d.sub("out") + " --markdown " +
+		    d.sub("r.md"));
+	EXPECT_EQ(r.status, 3) << r.err;
+	EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+	EXPECT_NE(r.err.find("needs python3-matplotlib and python3-numpy"), std::string::npos) << r.err;
+	EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+
+	r = run_cmd("env -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u MPLCONFIGDIR HOME=" + d.sub("home") + " " + BIN + " report " +
+		    d.sub("out") + " --html " + d.sub("r.html"));
+	ASSERT_EQ(r.status, 0) << r.err;
+	EXPECT_EQ(entries(d.sub("home")), std::vector<std::string>{}) << "matplotlib wrote into $HOME";
+}
