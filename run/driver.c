@@ -429,7 +429,14 @@ static void watchdog(struct supervisor *sv, int64_t extra_ms)
 	}
 }
 
-static void status_line(struct supervisor *sv, int64_t elapsed_ms, uint64_t *last_ops, int64_t *last_ms)
+/* Progress: on a terminal a status line redrawn in place every 0.5 s; in a
+ * log (stderr not a terminal) one plain line every PROGRESS_LOG_MS, so a long
+ * CI cell shows life.  Overlaps are the online holder counter's: violations
+ * and legal reclaims alike (the checker tells them apart at the end). */
+#define PROGRESS_TTY_MS 500
+#define PROGRESS_LOG_MS 10000
+
+static void status_line(struct supervisor *sv, int tty, int64_t elapsed_ms, uint64_t *last_ops, int64_t *last_ms)
 {
 	uint64_t ops = 0, viol = atomic_load(&sv->arena->breaches);
 	for (unsigned i = 0; i < sv->cfg->workers; i++)
@@ -450,8 +457,12 @@ static void status_line(struct supervisor *sv, int64_t elapsed_ms, uint64_t *las
 		snprintf(done, sizeof done, "%llu/%llu ops %.1fs eta %.0fs", (unsigned long long)claimed,
 			 (unsigned long long)cfg->ops, (double)elapsed_ms / 1000.0, eta);
 	}
-	fprintf(stderr, "\r  %s  %9llu acquired  %9.0f/s  %llu overlapping holds so far   ", done,
-		(unsigned long long)ops, rate, (unsigned long long)viol);
+	if (tty)
+		fprintf(stderr, "\r  %s  %9llu acquired  %9.0f/s  %llu overlapping holds so far   ", done,
+			(unsigned long long)ops, rate, (unsigned long long)viol);
+	else
+		fprintf(stderr, "progress    %s, %llu acquired, %.0f/s, %llu overlapping holds so far (violations or legal reclaims)\n",
+			done, (unsigned long long)ops, rate, (unsigned long long)viol);
 }
 
 static void stop_helper(pid_t *pid);
@@ -595,6 +606,7 @@ static int supervise(struct supervisor *sv)
 		ext_go(sv->ext);
 
 	int tty = isatty(STDERR_FILENO) && !cfg->quiet;
+	int64_t every = cfg->quiet ? 0 : tty ? PROGRESS_TTY_MS : PROGRESS_LOG_MS;
 	int64_t start = mono_ms(), last_status = start, last_ms = 0;
 	uint64_t last_ops = 0;
 	int64_t extra = WATCHDOG_MARGIN_MS + (int64_t)cfg->workers * 2;
@@ -604,8 +616,8 @@ static int supervise(struct supervisor *sv)
 			break;
 		int64_t now = mono_ms();
 		watchdog(sv, extra);
-		if (tty && now - last_status >= 500) {
-			status_line(sv, now - start, &last_ops, &last_ms);
+		if (every && now - last_status >= every) {
+			status_line(sv, tty, now - start, &last_ops, &last_ms);
 			last_status = now;
 		}
 		if (interrupted || atomic_load(&sv->arena->stop) ||
