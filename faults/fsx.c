@@ -38,8 +38,8 @@
 #include "../core/sched.h"
 #include "fault.h"
 
-static struct fsx_binding bind;
-static int bound;
+static struct fsx_binding fsx_cur;
+static int fsx_bound;
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
@@ -68,7 +68,7 @@ static const char *path_of(int fd)
 {
 	return fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
 }
-static size_t lock_path_len;
+static size_t fsx_lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
 static int64_t last_create_ns;
 
@@ -98,43 +98,48 @@ static uint32_t point_mask(const char *name)
 			return mask_cache[i].mask;
 		if (!mask_cache[i].name) {
 			mask_cache[i].name = name;
-			mask_cache[i].mask = fault_point_mask(bind.faults, name);
+			mask_cache[i].mask = fault_point_mask(fsx_cur.faults, name);
 			return mask_cache[i].mask;
 		}
 	}
-	return fault_point_mask(bind.faults, name); /* full: no caching */
+	return fault_point_mask(fsx_cur.faults, name); /* full: no caching */
+}
+
+static void fsx_fault_forget(void)
+{
+	memset(mask_cache, 0, sizeof mask_cache);
 }
 
 /* The one external callback every point goes through: libfiu asks, the
  * worker's own PRNG answers (never libfiu's, which re-seeds from the clock
  * after fork). */
-static int fsx_fiu_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags)
+static int fsx_fault_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags)
 {
 	(void)name;
 	(void)failnum;
 	(void)failinfo;
 	(void)flags;
-	pending = fault_check_mask(bind.faults, bind.fstate, bind.rng, bind.worker, cur_point,
-				   point_mask(cur_point), cur_path, bind.stale_ms);
+	pending = fault_check_mask(fsx_cur.faults, fsx_cur.fstate, fsx_cur.rng, fsx_cur.worker, cur_point,
+				   point_mask(cur_point), cur_path, fsx_cur.stale_ms);
 	return pending.kind != FK_NONE;
 }
 
 void fsx_bind(const struct fsx_binding *b)
 {
-	bind = *b;
-	bound = 1;
+	fsx_cur = *b;
+	fsx_bound = 1;
 	xs = b->sched;
 	compound = 0;
 	if (xs)
 		sched_attach(xs, b->worker);
-	lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
+	fsx_lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
 	memset(counts, 0, sizeof counts);
-	last_create_ns = 0;
+	fsx_reset_create();
 	skew_ms = 0;
 	coarse_ns = 0;
 	split_id = 0;
 	faults_on = 0;
-	memset(mask_cache, 0, sizeof mask_cache);
+	fsx_fault_forget();
 	if (!b->faults)
 		return;
 	const struct fault_rule *r;
@@ -146,13 +151,13 @@ void fsx_bind(const struct fsx_binding *b)
 	path_rules = 0;
 	for (unsigned i = 0; i < b->faults->n; i++)
 		path_rules |= b->faults->rule[i].path[0] != '\0';
-	if (!bind.hostname && fault_process_rule(b->faults, FK_OTHER_HOST, b->worker)) {
+	if (!fsx_cur.hostname && fault_process_rule(b->faults, FK_OTHER_HOST, b->worker)) {
 		/* a second machine sharing the file system: one name for all such workers */
 		static char other[300];
 		char real[256] = "";
 		gethostname(real, sizeof real - 1);
 		snprintf(other, sizeof other, "%s-other", real);
-		bind.hostname = other;
+		fsx_cur.hostname = other;
 	}
 	for (unsigned i = 0; i < b->faults->n; i++) {
 		enum fault_kind k = b->faults->rule[i].kind;
@@ -161,13 +166,13 @@ void fsx_bind(const struct fsx_binding *b)
 	}
 	if (faults_on) {
 		fiu_init(0);
-		fiu_enable_external("*", 1, NULL, 0, fsx_fiu_decide);
+		fiu_enable_external("*", 1, NULL, 0, fsx_fault_decide);
 	}
 }
 
 void fsx_unbind(void)
 {
-	bound = 0;
+	fsx_bound = 0;
 	xs = NULL;
 }
 
@@ -186,36 +191,36 @@ void fsx_reset_create(void)
 	last_create_ns = 0;
 }
 
-static uint64_t log_event(int type, int err, int64_t a, int64_t b, int64_t c)
+static uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c)
 {
-	return journal_log(bind.journal, type, bind.op ? *bind.op : 0, err, a, b, c);
+	return journal_log(fsx_cur.journal, type, fsx_cur.op ? *fsx_cur.op : 0, err, a, b, c);
 }
 
 /* Tell the watchdog we moved: a tick, not a clock read (points are hot). */
-static void note_progress(const char *point)
+static void fsx_note_progress(const char *point)
 {
-	struct arena_worker *aw = &bind.arena->w[bind.worker];
+	struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
 	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&aw->last_point, (uint64_t)(uintptr_t)point, memory_order_relaxed);
 }
 
-static int64_t short_write_left = -1; /* short-write: bytes still allowed, then pending.err */
-static int short_write_err;           /* 0: a split write (the rest after the pause) */
-static int64_t short_write_pause_ms;  /* split: the pause between the two parts */
+static int64_t fsx_short_write_left = -1; /* short-write: bytes still allowed, then pending.err */
+static int fsx_short_write_err;           /* 0: a split write (the rest after the pause) */
+static int64_t fsx_short_write_pause_ms;  /* split: the pause between the two parts */
 
-static void excuse(struct arena_worker *aw, int64_t until)
+static void fsx_fault_excuse(struct arena_worker *aw, int64_t until)
 {
 	atomic_store(&aw->excuse_ns, until);
-	int64_t cur = atomic_load(&bind.arena->stall_until_ns);
-	while (cur < until && !atomic_compare_exchange_weak(&bind.arena->stall_until_ns, &cur, until))
+	int64_t cur = atomic_load(&fsx_cur.arena->stall_until_ns);
+	while (cur < until && !atomic_compare_exchange_weak(&fsx_cur.arena->stall_until_ns, &cur, until))
 		;
 }
 
 /* Act on a fault decision at a point: journal it first, so the record
  * survives the SIGKILL that follows or the stall that may outlive the run.
  * Returns the errno to inject into the call (0: go on). */
-static int fault_act(const char *point, const char *path)
+static int fsx_fault_act(const char *point, const char *path)
 {
 	/* A point no rule's glob matches cannot fire: no need to ask (the
 	 * answer, and the PRNG stream, would be the same) */
@@ -232,36 +237,36 @@ static int fault_act(const char *point, const char *path)
 		return 0;
 	int saved = errno;
 	uint64_t h = point_hash(point);
-	struct arena_worker *aw = &bind.arena->w[bind.worker];
+	struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
 	if (act.kind == FK_STALL) {
 		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		excuse(aw, until);
+		fsx_fault_excuse(aw, until);
 		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
-		log_event(EV_FAULT, 0, FK_STALL, (int64_t)h, act.stall_ms);
+		fsx_log_event(EV_FAULT, 0, FK_STALL, (int64_t)h, act.stall_ms);
 		struct timespec ts = { act.stall_ms / 1000, (act.stall_ms % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
-		note_progress(point);
+		fsx_note_progress(point);
 	} else if (act.kind == FK_STOP) {
 		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		excuse(aw, until);
+		fsx_fault_excuse(aw, until);
 		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
-		log_event(EV_FAULT, 0, FK_STOP, (int64_t)h, act.stall_ms);
+		fsx_log_event(EV_FAULT, 0, FK_STOP, (int64_t)h, act.stall_ms);
 		atomic_store(&aw->stop_until_ns, until); /* the driver SIGCONTs us then */
 		raise(SIGSTOP);
-		note_progress(point);
+		fsx_note_progress(point);
 	} else if (act.kind == FK_ERRNO) {
-		log_event(EV_FAULT, act.err, FK_ERRNO, (int64_t)h, 0);
+		fsx_log_event(EV_FAULT, act.err, FK_ERRNO, (int64_t)h, 0);
 		errno = saved;
 		return act.err;
 	} else if (act.kind == FK_SHORT_WRITE) {
-		log_event(EV_FAULT, act.err, FK_SHORT_WRITE, (int64_t)h, act.bytes);
-		short_write_left = act.bytes;
-		short_write_err = act.err;
-		short_write_pause_ms = act.err ? 0 : act.stall_ms;
+		fsx_log_event(EV_FAULT, act.err, FK_SHORT_WRITE, (int64_t)h, act.bytes);
+		fsx_short_write_left = act.bytes;
+		fsx_short_write_err = act.err;
+		fsx_short_write_pause_ms = act.err ? 0 : act.stall_ms;
 	} else if (act.kind == FK_CRASH) {
 		atomic_fetch_add_explicit(&aw->crashes, 1, memory_order_relaxed);
-		log_event(EV_FAULT, 0, FK_CRASH, (int64_t)h, 0);
+		fsx_log_event(EV_FAULT, 0, FK_CRASH, (int64_t)h, 0);
 		kill(getpid(), SIGKILL);
 		for (;;)
 			pause();
@@ -273,7 +278,7 @@ static int fault_act(const char *point, const char *path)
 /* One writer per slot: a plain relaxed load and store, no locked add. */
 static void count_call(enum fsx_op op)
 {
-	_Atomic uint64_t *c = &bind.arena->w[bind.worker].calls[op];
+	_Atomic uint64_t *c = &fsx_cur.arena->w[fsx_cur.worker].calls[op];
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
@@ -283,13 +288,13 @@ static void fsx_leave(enum fsx_op op, int r, int err);
 static int fsx_enter(enum fsx_op op, const char *path)
 {
 	counts[op]++;
-	if (!bound)
+	if (!fsx_bound)
 		return 0;
 	count_call(op);
 	if (xs && !compound)
 		sched_step(op, path, step_path2);
 	step_path2 = NULL;
-	return faults_on ? fault_act(fsx_op_point(op), path) : 0;
+	return faults_on ? fsx_fault_act(fsx_op_point(op), path) : 0;
 }
 
 /* The call fails with err without acting. */
@@ -304,17 +309,17 @@ static void fsx_leave(enum fsx_op op, int r, int err)
 {
 	if (xs && !compound)
 		sched_result(r, err);
-	if (bound && bind.trace)
-		log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
+	if (fsx_bound && fsx_cur.trace)
+		fsx_log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
 }
 
 void fsx_point(const char *name)
 {
 	counts[FSX_POINT]++;
-	if (!bound)
+	if (!fsx_bound)
 		return;
 	count_call(FSX_POINT);
-	note_progress(name);
+	fsx_note_progress(name);
 	if (xs) {
 		sched_point(name);
 		if (xs->yield_points && !compound) { /* a stall or crash may land between a step and what it leads to */
@@ -323,14 +328,14 @@ void fsx_point(const char *name)
 		}
 	}
 	if (faults_on)
-		fault_act(name, NULL);
-	if (bind.trace)
-		log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
+		fsx_fault_act(name, NULL);
+	if (fsx_cur.trace)
+		fsx_log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
 }
 
 void fsx_yield(void)
 {
-	if (!bound || !xs || compound)
+	if (!fsx_bound || !xs || compound)
 		return;
 	sched_step(FSX_POINT, NULL, NULL);
 	sched_result(0, 0);
@@ -339,34 +344,34 @@ void fsx_yield(void)
 /* ---- lock-object ownership ---- */
 
 /* The lock object itself, or an entry directly inside it. */
-static int tracked(const char *path)
+static int fsx_obj_tracked(const char *path)
 {
-	if (!bound || !lock_path_len || strncmp(path, bind.lock_path, lock_path_len) != 0)
+	if (!fsx_bound || !fsx_lock_path_len || strncmp(path, fsx_cur.lock_path, fsx_lock_path_len) != 0)
 		return 0;
-	const char *rest = path + lock_path_len;
+	const char *rest = path + fsx_lock_path_len;
 	if (*rest == '\0')
 		return 1;
 	return *rest == '/' && rest[1] && !strchr(rest + 1, '/');
 }
 
-static void obj_created(const char *path)
+static void fsx_obj_created(const char *path)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return;
-	uint64_t seq = log_event(EV_OBJ_CREATE, 0, (int64_t)st.st_ino, (int64_t)st.st_dev, 0);
-	arena_obj_add(bind.arena, st.st_dev, st.st_ino, bind.worker, seq);
+	uint64_t seq = fsx_log_event(EV_OBJ_CREATE, 0, (int64_t)st.st_ino, (int64_t)st.st_dev, 0);
+	arena_obj_add(fsx_cur.arena, st.st_dev, st.st_ino, fsx_cur.worker, seq);
 	last_create_ns = fsx_mono_ns();
 }
 
-struct obj_id {
+struct fsx_obj_id {
 	int known;
 	uint64_t dev, ino;
 };
 
-static struct obj_id obj_identify(const char *path)
+static struct fsx_obj_id fsx_obj_identify(const char *path)
 {
-	struct obj_id id = { 0, 0, 0 };
+	struct fsx_obj_id id = { 0, 0, 0 };
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		id.known = 1;
@@ -376,13 +381,13 @@ static struct obj_id obj_identify(const char *path)
 	return id;
 }
 
-static void obj_removed(struct obj_id id)
+static void fsx_obj_removed(struct fsx_obj_id id)
 {
 	if (!id.known)
 		return;
 	uint64_t cseq = 0;
-	int creator = arena_obj_take(bind.arena, id.dev, id.ino, &cseq);
-	log_event(EV_OBJ_REMOVE, 0, (int64_t)id.ino, creator, (int64_t)cseq);
+	int creator = arena_obj_take(fsx_cur.arena, id.dev, id.ino, &cseq);
+	fsx_log_event(EV_OBJ_REMOVE, 0, (int64_t)id.ino, creator, (int64_t)cseq);
 }
 
 /* ---- Windows-like paths ----
@@ -400,45 +405,45 @@ static uint32_t win_slot(const char *path)
 
 static int win_on(void)
 {
-	return bound && bind.faults && bind.faults->windows;
+	return fsx_bound && fsx_cur.faults && fsx_cur.faults->windows;
 }
 
-static void win_note_removed(const char *path)
+static void fsx_win_note_removed(const char *path)
 {
 	if (win_on())
-		atomic_store(&bind.arena->win_removed_ns[win_slot(path)], fsx_mono_ns());
+		atomic_store(&fsx_cur.arena->win_removed_ns[win_slot(path)], fsx_mono_ns());
 }
 
-static int win_delete_pending(const char *path)
+static int fsx_win_delete_pending(const char *path)
 {
 	if (!win_on())
 		return 0;
-	int64_t at = atomic_load(&bind.arena->win_removed_ns[win_slot(path)]);
+	int64_t at = atomic_load(&fsx_cur.arena->win_removed_ns[win_slot(path)]);
 	if (!at || fsx_mono_ns() - at > WIN_PENDING_MS * 1000000LL)
 		return 0;
-	int err = prng_below(bind.rng, 2) ? EPERM : EACCES;
-	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/mkdir"), 0);
+	int err = prng_below(fsx_cur.rng, 2) ? EPERM : EACCES;
+	fsx_log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/mkdir"), 0);
 	return err;
 }
 
-static void win_note_open(int fd, const char *path)
+static void fsx_win_note_open(int fd, const char *path)
 {
 	if (!win_on() || fd < 0 || fd >= WIN_FDS)
 		return;
 	uint32_t slot = win_slot(path);
 	win_fd_slot[fd] = slot + 1;
-	atomic_fetch_add(&bind.arena->win_open[slot], 1);
+	atomic_fetch_add(&fsx_cur.arena->win_open[slot], 1);
 }
 
-static void win_note_close(int fd)
+static void fsx_win_note_close(int fd)
 {
 	if (!win_on() || fd < 0 || fd >= WIN_FDS || !win_fd_slot[fd])
 		return;
-	atomic_fetch_sub(&bind.arena->win_open[win_fd_slot[fd] - 1], 1);
+	atomic_fetch_sub(&fsx_cur.arena->win_open[win_fd_slot[fd] - 1], 1);
 	win_fd_slot[fd] = 0;
 }
 
-static int win_sharing(const char *path)
+static int fsx_win_sharing(const char *path)
 {
 	if (!win_on())
 		return 0;
@@ -446,11 +451,11 @@ static int win_sharing(const char *path)
 	int32_t mine = 0;
 	for (int fd = 0; fd < WIN_FDS; fd++)
 		mine += win_fd_slot[fd] == slot + 1;
-	if (atomic_load(&bind.arena->win_open[slot]) - mine <= 0)
+	if (atomic_load(&fsx_cur.arena->win_open[slot]) - mine <= 0)
 		return 0;
 	static const int errs[] = { EACCES, EPERM, EBUSY };
-	int err = errs[prng_below(bind.rng, 3)];
-	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/unlink"), 0);
+	int err = errs[prng_below(fsx_cur.rng, 3)];
+	fsx_log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/unlink"), 0);
 	return err;
 }
 
@@ -466,14 +471,14 @@ static void vt_times(struct timespec ts[2])
 	ts[0].tv_nsec = ts[1].tv_nsec = (ms % 1000) * 1000000L + sub;
 }
 
-static void vt_stamp(const char *path)
+static void fsx_vt_stamp(const char *path)
 {
 	struct timespec ts[2];
 	vt_times(ts);
 	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
 }
 
-static void vt_stamp_parent(const char *path)
+static void fsx_vt_stamp_parent(const char *path)
 {
 	char dir[4096];
 	size_t len = strlen(path);
@@ -482,16 +487,16 @@ static void vt_stamp_parent(const char *path)
 	memcpy(dir, path, len + 1);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
-		vt_stamp(".");
+		fsx_vt_stamp(".");
 	else if (slash == dir)
-		vt_stamp("/");
+		fsx_vt_stamp("/");
 	else {
 		*slash = '\0';
-		vt_stamp(dir);
+		fsx_vt_stamp(dir);
 	}
 }
 
-static void vt_stamp_fd(int fd)
+static void fsx_vt_stamp_fd(int fd)
 {
 	struct timespec ts[2];
 	vt_times(ts);
@@ -507,20 +512,20 @@ int fsx_mkdir(const char *path, unsigned mode)
 {
 	int inj = fsx_enter(FSX_MKDIR, path);
 	if (!inj)
-		inj = win_delete_pending(path);
+		inj = fsx_win_delete_pending(path);
 	if (inj)
 		return fsx_injected(FSX_MKDIR, inj);
-	int track = tracked(path);
+	int track = fsx_obj_tracked(path);
 	if (track)
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 	int r = mkdir(path, mode);
 	int err = errno;
 	if (r == 0)
-		VT((vt_stamp(path), vt_stamp_parent(path)));
+		VT((fsx_vt_stamp(path), fsx_vt_stamp_parent(path)));
 	if (track) {
 		if (r == 0)
-			obj_created(path);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_created(path);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_MKDIR, r, err);
 	errno = err;
@@ -574,25 +579,25 @@ int fsx_rmdir(const char *path)
 {
 	int inj = fsx_enter(FSX_RMDIR, path);
 	if (!inj)
-		inj = win_sharing(path);
+		inj = fsx_win_sharing(path);
 	if (inj)
 		return fsx_injected(FSX_RMDIR, inj);
-	int track = tracked(path);
-	struct obj_id id = { 0, 0, 0 };
+	int track = fsx_obj_tracked(path);
+	struct fsx_obj_id id = { 0, 0, 0 };
 	if (track) {
-		arena_obj_lock(bind.arena);
-		id = obj_identify(path);
+		arena_obj_lock(fsx_cur.arena);
+		id = fsx_obj_identify(path);
 	}
 	int r = rmdir(path);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_parent(path));
+		VT(fsx_vt_stamp_parent(path));
 	if (r == 0)
-		win_note_removed(path);
+		fsx_win_note_removed(path);
 	if (track) {
 		if (r == 0)
-			obj_removed(id);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_removed(id);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_RMDIR, r, err);
 	errno = err;
@@ -604,9 +609,9 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int inj = fsx_enter(FSX_OPEN, path);
 	if (inj)
 		return fsx_injected(FSX_OPEN, inj);
-	int track = (flags & O_CREAT) && (flags & O_EXCL) && tracked(path);
+	int track = (flags & O_CREAT) && (flags & O_EXCL) && fsx_obj_tracked(path);
 	if (track)
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 	int existed = 1;
 	if (xs && (flags & O_CREAT)) {
 		struct stat before;
@@ -615,11 +620,11 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int r = open(path, flags | O_CLOEXEC, mode);
 	int err = errno;
 	if (r >= 0 && !existed)
-		VT((vt_stamp_fd(r), vt_stamp_parent(path)));
+		VT((fsx_vt_stamp_fd(r), fsx_vt_stamp_parent(path)));
 	else if (r >= 0 && (flags & O_TRUNC))
-		VT(vt_stamp_fd(r));
+		VT(fsx_vt_stamp_fd(r));
 	if (r >= 0) {
-		win_note_open(r, path);
+		fsx_win_note_open(r, path);
 		if ((path_rules || xs) && r < WIN_FDS) { /* explore: the story names what a write touched */
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
@@ -627,8 +632,8 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	}
 	if (track) {
 		if (r >= 0)
-			obj_created(path);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_created(path);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_OPEN, r, err);
 	errno = err;
@@ -638,7 +643,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 int fsx_close(int fd)
 {
 	int inj = fsx_enter(FSX_CLOSE, path_of(fd));
-	win_note_close(fd);
+	fsx_win_note_close(fd);
 	if (fd >= 0 && fd < WIN_FDS && fd_path[fd]) {
 		free(fd_path[fd]);
 		fd_path[fd] = NULL;
@@ -660,17 +665,17 @@ int fsx_link(const char *from, const char *to)
 	int inj = fsx_enter(FSX_LINK, to);
 	if (inj)
 		return fsx_injected(FSX_LINK, inj);
-	int track = tracked(to);
+	int track = fsx_obj_tracked(to);
 	if (track)
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 	int r = link(from, to);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_parent(to));
+		VT(fsx_vt_stamp_parent(to));
 	if (track) {
 		if (r == 0)
-			obj_created(to);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_created(to);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_LINK, r, err);
 	errno = err;
@@ -681,23 +686,23 @@ int fsx_unlink(const char *path)
 {
 	int inj = fsx_enter(FSX_UNLINK, path);
 	if (!inj)
-		inj = win_sharing(path);
+		inj = fsx_win_sharing(path);
 	if (inj)
 		return fsx_injected(FSX_UNLINK, inj);
-	int track = tracked(path);
-	struct obj_id id = { 0, 0, 0 };
+	int track = fsx_obj_tracked(path);
+	struct fsx_obj_id id = { 0, 0, 0 };
 	if (track) {
-		arena_obj_lock(bind.arena);
-		id = obj_identify(path);
+		arena_obj_lock(fsx_cur.arena);
+		id = fsx_obj_identify(path);
 	}
 	int r = unlink(path);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_parent(path));
+		VT(fsx_vt_stamp_parent(path));
 	if (track) {
 		if (r == 0)
-			obj_removed(id);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_removed(id);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_UNLINK, r, err);
 	errno = err;
@@ -709,32 +714,32 @@ int fsx_rename(const char *from, const char *to)
 	step_path2 = to;
 	int inj = fsx_enter(FSX_RENAME, from);
 	if (!inj)
-		inj = win_sharing(from);
+		inj = fsx_win_sharing(from);
 	if (!inj)
-		inj = win_sharing(to);
+		inj = fsx_win_sharing(to);
 	if (inj)
 		return fsx_injected(FSX_RENAME, inj);
-	int track_from = tracked(from), track_to = tracked(to);
-	struct obj_id gone = { 0, 0, 0 }, replaced = { 0, 0, 0 };
+	int track_from = fsx_obj_tracked(from), track_to = fsx_obj_tracked(to);
+	struct fsx_obj_id gone = { 0, 0, 0 }, replaced = { 0, 0, 0 };
 	if (track_from || track_to) {
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 		if (track_from && !track_to)
-			gone = obj_identify(from);
+			gone = fsx_obj_identify(from);
 		if (track_to)
-			replaced = obj_identify(to);
+			replaced = fsx_obj_identify(to);
 	}
 	int r = rename(from, to);
 	int err = errno;
 	if (r == 0)
-		VT((vt_stamp_parent(from), vt_stamp_parent(to)));
+		VT((fsx_vt_stamp_parent(from), fsx_vt_stamp_parent(to)));
 	if (track_from || track_to) {
 		if (r == 0) {
-			obj_removed(gone);
-			obj_removed(replaced);
+			fsx_obj_removed(gone);
+			fsx_obj_removed(replaced);
 			if (track_to && !track_from)
-				obj_created(to);
+				fsx_obj_created(to);
 		}
-		arena_obj_unlock(bind.arena);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_RENAME, r, err);
 	errno = err;
@@ -874,7 +879,7 @@ static int read_file(const char *path, char **buf, size_t *len);
 /* Explore mode: a whole-file read or write is one step. */
 static int compound_begin(enum fsx_op op, const char *path)
 {
-	if (!xs || compound || !bound)
+	if (!xs || compound || !fsx_bound)
 		return 0;
 	sched_step(op, path, NULL);
 	compound++;
@@ -952,16 +957,16 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 		return fsx_injected(FSX_WRITE, err); /* fails without writing a byte */
 	const char *p = buf;
 	size_t rest = 0; /* split: written after the pause */
-	if (short_write_left >= 0) {
+	if (fsx_short_write_left >= 0) {
 		/* short-write: k bytes land, then the error (split: the pause, then the rest) */
-		if ((int64_t)len > short_write_left) {
-			rest = len - (size_t)short_write_left;
-			len = (size_t)short_write_left;
-			err = short_write_err;
+		if ((int64_t)len > fsx_short_write_left) {
+			rest = len - (size_t)fsx_short_write_left;
+			len = (size_t)fsx_short_write_left;
+			err = fsx_short_write_err;
 			if (err)
 				rest = 0;
 		}
-		short_write_left = -1;
+		fsx_short_write_left = -1;
 	}
 	int fail = err;
 again:
@@ -978,19 +983,19 @@ again:
 	}
 	if (rest && !err) {
 		/* the write loop's second write(2), late: a stall the watchdog excuses */
-		struct arena_worker *aw = &bind.arena->w[bind.worker];
-		struct timespec ts = { short_write_pause_ms / 1000, (short_write_pause_ms % 1000) * 1000000L };
-		excuse(aw, fsx_mono_ns() + short_write_pause_ms * 1000000LL);
+		struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
+		struct timespec ts = { fsx_short_write_pause_ms / 1000, (fsx_short_write_pause_ms % 1000) * 1000000L };
+		fsx_fault_excuse(aw, fsx_mono_ns() + fsx_short_write_pause_ms * 1000000LL);
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
-		note_progress("fs/write");
+		fsx_note_progress("fs/write");
 		len = rest;
 		rest = 0;
 		goto again;
 	}
 	if (!err)
 		err = fail;
-	VT(vt_stamp_fd(fd));
+	VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, err ? -1 : 0, err);
 	errno = err;
 	return err ? -1 : 0;
@@ -1036,7 +1041,7 @@ ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 		;
 	int err = errno;
 	if (r >= 0)
-		VT(vt_stamp_fd(fd));
+		VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r < 0 ? -1 : 0, err);
 	errno = err;
 	return r;
@@ -1050,7 +1055,7 @@ int fsx_ftruncate(int fd, off_t len)
 	int r = ftruncate(fd, len);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_fd(fd));
+		VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r, err);
 	errno = err;
 	return r;
@@ -1058,12 +1063,12 @@ int fsx_ftruncate(int fd, off_t len)
 
 int fsx_hostname(char *buf, size_t len)
 {
-	if (bound && bind.hostname) {
-		if (strlen(bind.hostname) >= len) {
+	if (fsx_bound && fsx_cur.hostname) {
+		if (strlen(fsx_cur.hostname) >= len) {
 			errno = ENAMETOOLONG;
 			return -1;
 		}
-		strcpy(buf, bind.hostname);
+		strcpy(buf, fsx_cur.hostname);
 		return 0;
 	}
 	return gethostname(buf, len);
@@ -1071,7 +1076,7 @@ int fsx_hostname(char *buf, size_t len)
 
 pid_t fsx_getpid(void)
 {
-	return bound && bind.pid ? bind.pid : getpid();
+	return fsx_bound && fsx_cur.pid ? fsx_cur.pid : getpid();
 }
 
 int fsx_utimens(const char *path, const struct timespec ts[2])
