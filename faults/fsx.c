@@ -37,18 +37,15 @@
 #include "../core/journal.h"
 #include "../core/sched.h"
 #include "fault.h"
+#include "fsx_seam.h"
 
-static struct fsx_binding fsx_cur;
-static int fsx_bound;
+struct fsx_binding fsx_cur;
+int fsx_bound;
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
 static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
 static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
-static const char *cur_path;          /* the path of the call being decided (for path=GLOB) */
-static const char *cur_point;         /* the point being decided (libfiu hands the callback the
-				       * name it was enabled under, "*", not the point's own) */
-static struct fault_action pending;   /* what the libfiu callback decided */
 
 /* Explore mode: the scheduler, and how deep inside a compound call
  * (read_file, write_file, mkdir_p) we are: a compound call is one step. */
@@ -56,10 +53,6 @@ static struct sched *xs;
 static int compound;
 static const char *step_path2;        /* rename/link: the second path, for the story */
 
-/* Windows-like paths: this process's own open descriptors by path slot, so
- * "another worker has it open" can be told from "we do". */
-#define WIN_FDS 1024
-static uint32_t win_fd_slot[WIN_FDS]; /* slot+1, 0 = not tracked */
 /* With a fault plan, the path each descriptor was opened with, so rules with
  * path=GLOB also reach fd-based calls (write, fsync, close, flock). */
 static char *fd_path[WIN_FDS];
@@ -68,10 +61,8 @@ static const char *path_of(int fd)
 {
 	return fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
 }
-static size_t fsx_lock_path_len;
+size_t fsx_lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
-static int64_t last_create_ns;
-
 
 int64_t fsx_mono_ns(void)
 {
@@ -80,48 +71,6 @@ int64_t fsx_mono_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Which rules' point globs match a point, cached by the name's address
- * (point names are string literals, and so are the fs/<call> names). */
-#define MASK_SLOTS 1024
-static struct {
-	const char *name;
-	uint32_t mask;
-} mask_cache[MASK_SLOTS];
-
-static uint32_t point_mask(const char *name)
-{
-	size_t i = ((uintptr_t)name >> 3) % MASK_SLOTS;
-	for (size_t k = 0; k < MASK_SLOTS; k++, i = (i + 1) % MASK_SLOTS) {
-		if (mask_cache[i].name == name)
-			return mask_cache[i].mask;
-		if (!mask_cache[i].name) {
-			mask_cache[i].name = name;
-			mask_cache[i].mask = fault_point_mask(fsx_cur.faults, name);
-			return mask_cache[i].mask;
-		}
-	}
-	return fault_point_mask(fsx_cur.faults, name); /* full: no caching */
-}
-
-static void fsx_fault_forget(void)
-{
-	memset(mask_cache, 0, sizeof mask_cache);
-}
-
-/* The one external callback every point goes through: libfiu asks, the
- * worker's own PRNG answers (never libfiu's, which re-seeds from the clock
- * after fork). */
-static int fsx_fault_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags)
-{
-	(void)name;
-	(void)failnum;
-	(void)failinfo;
-	(void)flags;
-	pending = fault_check_mask(fsx_cur.faults, fsx_cur.fstate, fsx_cur.rng, fsx_cur.worker, cur_point,
-				   point_mask(cur_point), cur_path, fsx_cur.stale_ms);
-	return pending.kind != FK_NONE;
 }
 
 void fsx_bind(const struct fsx_binding *b)
@@ -181,98 +130,18 @@ const uint64_t *fsx_counts(void)
 	return counts;
 }
 
-int64_t fsx_last_create_ns(void)
-{
-	return last_create_ns;
-}
-
-void fsx_reset_create(void)
-{
-	last_create_ns = 0;
-}
-
-static uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c)
+uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c)
 {
 	return journal_log(fsx_cur.journal, type, fsx_cur.op ? *fsx_cur.op : 0, err, a, b, c);
 }
 
 /* Tell the watchdog we moved: a tick, not a clock read (points are hot). */
-static void fsx_note_progress(const char *point)
+void fsx_note_progress(const char *point)
 {
 	struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
 	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&aw->last_point, (uint64_t)(uintptr_t)point, memory_order_relaxed);
-}
-
-static int64_t fsx_short_write_left = -1; /* short-write: bytes still allowed, then pending.err */
-static int fsx_short_write_err;           /* 0: a split write (the rest after the pause) */
-static int64_t fsx_short_write_pause_ms;  /* split: the pause between the two parts */
-
-static void fsx_fault_excuse(struct arena_worker *aw, int64_t until)
-{
-	atomic_store(&aw->excuse_ns, until);
-	int64_t cur = atomic_load(&fsx_cur.arena->stall_until_ns);
-	while (cur < until && !atomic_compare_exchange_weak(&fsx_cur.arena->stall_until_ns, &cur, until))
-		;
-}
-
-/* Act on a fault decision at a point: journal it first, so the record
- * survives the SIGKILL that follows or the stall that may outlive the run.
- * Returns the errno to inject into the call (0: go on). */
-static int fsx_fault_act(const char *point, const char *path)
-{
-	/* A point no rule's glob matches cannot fire: no need to ask (the
-	 * answer, and the PRNG stream, would be the same) */
-	if (!point_mask(point))
-		return 0;
-	cur_path = path;
-	cur_point = point;
-	int fire = fiu_fail(point);
-	cur_path = NULL;
-	if (!fire)
-		return 0;
-	struct fault_action act = pending;
-	if (act.kind == FK_NONE)
-		return 0;
-	int saved = errno;
-	uint64_t h = point_hash(point);
-	struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
-	if (act.kind == FK_STALL) {
-		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		fsx_fault_excuse(aw, until);
-		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
-		fsx_log_event(EV_FAULT, 0, FK_STALL, (int64_t)h, act.stall_ms);
-		struct timespec ts = { act.stall_ms / 1000, (act.stall_ms % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
-		fsx_note_progress(point);
-	} else if (act.kind == FK_STOP) {
-		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		fsx_fault_excuse(aw, until);
-		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
-		fsx_log_event(EV_FAULT, 0, FK_STOP, (int64_t)h, act.stall_ms);
-		atomic_store(&aw->stop_until_ns, until); /* the driver SIGCONTs us then */
-		raise(SIGSTOP);
-		fsx_note_progress(point);
-	} else if (act.kind == FK_ERRNO) {
-		fsx_log_event(EV_FAULT, act.err, FK_ERRNO, (int64_t)h, 0);
-		errno = saved;
-		return act.err;
-	} else if (act.kind == FK_SHORT_WRITE) {
-		fsx_log_event(EV_FAULT, act.err, FK_SHORT_WRITE, (int64_t)h, act.bytes);
-		fsx_short_write_left = act.bytes;
-		fsx_short_write_err = act.err;
-		fsx_short_write_pause_ms = act.err ? 0 : act.stall_ms;
-	} else if (act.kind == FK_CRASH) {
-		atomic_fetch_add_explicit(&aw->crashes, 1, memory_order_relaxed);
-		fsx_log_event(EV_FAULT, 0, FK_CRASH, (int64_t)h, 0);
-		kill(getpid(), SIGKILL);
-		for (;;)
-			pause();
-	}
-	errno = saved;
-	return 0;
 }
 
 /* One writer per slot: a plain relaxed load and store, no locked add. */
@@ -339,168 +208,6 @@ void fsx_yield(void)
 		return;
 	sched_step(FSX_POINT, NULL, NULL);
 	sched_result(0, 0);
-}
-
-/* ---- lock-object ownership ---- */
-
-/* The lock object itself, or an entry directly inside it. */
-static int fsx_obj_tracked(const char *path)
-{
-	if (!fsx_bound || !fsx_lock_path_len || strncmp(path, fsx_cur.lock_path, fsx_lock_path_len) != 0)
-		return 0;
-	const char *rest = path + fsx_lock_path_len;
-	if (*rest == '\0')
-		return 1;
-	return *rest == '/' && rest[1] && !strchr(rest + 1, '/');
-}
-
-static void fsx_obj_created(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	uint64_t seq = fsx_log_event(EV_OBJ_CREATE, 0, (int64_t)st.st_ino, (int64_t)st.st_dev, 0);
-	arena_obj_add(fsx_cur.arena, st.st_dev, st.st_ino, fsx_cur.worker, seq);
-	last_create_ns = fsx_mono_ns();
-}
-
-struct fsx_obj_id {
-	int known;
-	uint64_t dev, ino;
-};
-
-static struct fsx_obj_id fsx_obj_identify(const char *path)
-{
-	struct fsx_obj_id id = { 0, 0, 0 };
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		id.known = 1;
-		id.dev = st.st_dev;
-		id.ino = st.st_ino;
-	}
-	return id;
-}
-
-static void fsx_obj_removed(struct fsx_obj_id id)
-{
-	if (!id.known)
-		return;
-	uint64_t cseq = 0;
-	int creator = arena_obj_take(fsx_cur.arena, id.dev, id.ino, &cseq);
-	fsx_log_event(EV_OBJ_REMOVE, 0, (int64_t)id.ino, creator, (int64_t)cseq);
-}
-
-/* ---- Windows-like paths ----
- * With the windows profile, the seam plays two Windows rules every worker
- * shares through the arena: a directory removed moments ago is "delete
- * pending" (mkdir of its path fails EPERM or EACCES for WIN_PENDING_MS), and
- * a path another worker has open cannot be removed or renamed (EACCES,
- * EPERM or EBUSY). */
-#define WIN_PENDING_MS 5
-
-static uint32_t win_slot(const char *path)
-{
-	return (uint32_t)(point_hash(path) % ARENA_WIN_SLOTS);
-}
-
-static int win_on(void)
-{
-	return fsx_bound && fsx_cur.faults && fsx_cur.faults->windows;
-}
-
-static void fsx_win_note_removed(const char *path)
-{
-	if (win_on())
-		atomic_store(&fsx_cur.arena->win_removed_ns[win_slot(path)], fsx_mono_ns());
-}
-
-static int fsx_win_delete_pending(const char *path)
-{
-	if (!win_on())
-		return 0;
-	int64_t at = atomic_load(&fsx_cur.arena->win_removed_ns[win_slot(path)]);
-	if (!at || fsx_mono_ns() - at > WIN_PENDING_MS * 1000000LL)
-		return 0;
-	int err = prng_below(fsx_cur.rng, 2) ? EPERM : EACCES;
-	fsx_log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/mkdir"), 0);
-	return err;
-}
-
-static void fsx_win_note_open(int fd, const char *path)
-{
-	if (!win_on() || fd < 0 || fd >= WIN_FDS)
-		return;
-	uint32_t slot = win_slot(path);
-	win_fd_slot[fd] = slot + 1;
-	atomic_fetch_add(&fsx_cur.arena->win_open[slot], 1);
-}
-
-static void fsx_win_note_close(int fd)
-{
-	if (!win_on() || fd < 0 || fd >= WIN_FDS || !win_fd_slot[fd])
-		return;
-	atomic_fetch_sub(&fsx_cur.arena->win_open[win_fd_slot[fd] - 1], 1);
-	win_fd_slot[fd] = 0;
-}
-
-static int fsx_win_sharing(const char *path)
-{
-	if (!win_on())
-		return 0;
-	uint32_t slot = win_slot(path);
-	int32_t mine = 0;
-	for (int fd = 0; fd < WIN_FDS; fd++)
-		mine += win_fd_slot[fd] == slot + 1;
-	if (atomic_load(&fsx_cur.arena->win_open[slot]) - mine <= 0)
-		return 0;
-	static const int errs[] = { EACCES, EPERM, EBUSY };
-	int err = errs[prng_below(fsx_cur.rng, 3)];
-	fsx_log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/unlink"), 0);
-	return err;
-}
-
-/* ---- explore: virtual file times ----
- * Every object a step creates or changes, and the directory it sits in, is
- * stamped with the virtual clock, so a protocol's stat() sees virtual ages. */
-
-static void vt_times(struct timespec ts[2])
-{
-	int64_t ms = sched_now_ms();
-	int64_t sub = sched_now_ns() % 1000000; /* keep the clock's ns: ages order steps */
-	ts[0].tv_sec = ts[1].tv_sec = ms / 1000;
-	ts[0].tv_nsec = ts[1].tv_nsec = (ms % 1000) * 1000000L + sub;
-}
-
-static void fsx_vt_stamp(const char *path)
-{
-	struct timespec ts[2];
-	vt_times(ts);
-	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
-}
-
-static void fsx_vt_stamp_parent(const char *path)
-{
-	char dir[4096];
-	size_t len = strlen(path);
-	if (len >= sizeof dir)
-		return;
-	memcpy(dir, path, len + 1);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		fsx_vt_stamp(".");
-	else if (slash == dir)
-		fsx_vt_stamp("/");
-	else {
-		*slash = '\0';
-		fsx_vt_stamp(dir);
-	}
-}
-
-static void fsx_vt_stamp_fd(int fd)
-{
-	struct timespec ts[2];
-	vt_times(ts);
-	futimens(fd, ts);
 }
 
 /* errno-preserving: called after the system call, before errno is restored */
@@ -1087,7 +794,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 	struct timespec vts[2];
 	if (xs) { /* "now" is the virtual clock */
 		struct timespec now[2];
-		vt_times(now);
+		fsx_vt_times(now);
 		for (int i = 0; i < 2; i++)
 			vts[i] = !ts || ts[i].tv_nsec == UTIME_NOW ? now[i] : ts[i];
 		ts = vts;
