@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/fsutil.h"
 #include "../faults/fault.h"
 #include "../faults/fsx.h"
 #include "../faults/preload/preload.h"
@@ -68,10 +69,8 @@ static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, 
 	if (env && *env) {
 		dirs[nd++] = env;
 	} else {
-		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-		if (n > 0) {
-			self[n] = '\0';
-			char *dir = dirname(self);
+		if (fsutil_exe_dir(self, sizeof self) == 0) {
+			const char *dir = self;
 			snprintf(d1, sizeof d1, "%s/../adapters", dir);
 			snprintf(d2, sizeof d2, "%s/../../adapters", dir);
 			snprintf(d3, sizeof d3, "%s/../share/lockstorm/adapters", dir);
