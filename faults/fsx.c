@@ -15,6 +15,10 @@
  * file-system operations themselves are atomic, so this removes no
  * interleaving of protocol steps, it only makes "who created the object I
  * just removed" exact.
+ *
+ * The pieces a wrapper calls live beside this file (faults/fsx_seam.h):
+ * fault acting in fsx_fault.c, ownership in fsx_obj.c, the Windows-like path
+ * rules in fsx_win.c, virtual file times in fsx_vt.c.
  */
 #include "fsx.h"
 
