@@ -22,6 +22,7 @@
 #include "../workloads/workload.h"
 #include "../workloads/config.h"
 #include "../run/driver.h"
+#include "../core/fsutil.h"
 #include "../core/journal.h"
 #include "../report/junit.h"
 #include "../run/runcfg.h"
@@ -800,7 +801,7 @@ static void cleanup(struct cmp *c)
 		json_decref(v->summary);
 	}
 	if (c->tmp[0])
-		ls_rm_tree(c->tmp);
+		fsutil_rm_tree(c->tmp);
 }
 
 int compare_main(int argc, char **argv)
@@ -887,7 +888,7 @@ int compare_main(int argc, char **argv)
 			progress(&c, done, total_runs, v, seed, st, rep, now_s() - t0, viol_runs);
 			json_decref(rep);
 			if (!c.outdir)
-				ls_rm_tree(out);
+				fsutil_rm_tree(out);
 			if (usage_failed)
 				break;
 		}

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/fsutil.h"
 #include "../faults/fault.h"
 #include "../workloads/workload.h"
 #include "../check/checker.h"
@@ -571,20 +572,7 @@ int scenario_dir(char *out, size_t len)
 		snprintf(out, len, "%s", env);
 		return is_dir(out) ? 0 : -1;
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, len, "%s/scenarios", exe);
-			if (is_dir(out))
-				return 0;
-		}
-	}
-	snprintf(out, len, "%s/scenarios", LS_SOURCE_DIR);
-	return is_dir(out) ? 0 : -1;
+	return fsutil_find_beside("scenarios", "scenarios", FSUTIL_DIR, out, len);
 }
 
 static int cmp_str(const void *a, const void *b)

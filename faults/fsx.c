@@ -15,6 +15,10 @@
  * file-system operations themselves are atomic, so this removes no
  * interleaving of protocol steps, it only makes "who created the object I
  * just removed" exact.
+ *
+ * The pieces a wrapper calls live beside this file (faults/fsx_seam.h):
+ * fault acting in fsx_fault.c, ownership in fsx_obj.c, the Windows-like path
+ * rules in fsx_win.c, virtual file times in fsx_vt.c.
  */
 #include "fsx.h"
 
@@ -37,18 +41,15 @@
 #include "../core/journal.h"
 #include "../core/sched.h"
 #include "fault.h"
+#include "fsx_seam.h"
 
-static struct fsx_binding bind;
-static int bound;
+struct fsx_binding fsx_cur;
+int fsx_bound;
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
 static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
 static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
-static const char *cur_path;          /* the path of the call being decided (for path=GLOB) */
-static const char *cur_point;         /* the point being decided (libfiu hands the callback the
-				       * name it was enabled under, "*", not the point's own) */
-static struct fault_action pending;   /* what the libfiu callback decided */
 
 /* Explore mode: the scheduler, and how deep inside a compound call
  * (read_file, write_file, mkdir_p) we are: a compound call is one step. */
@@ -56,10 +57,6 @@ static struct sched *xs;
 static int compound;
 static const char *step_path2;        /* rename/link: the second path, for the story */
 
-/* Windows-like paths: this process's own open descriptors by path slot, so
- * "another worker has it open" can be told from "we do". */
-#define WIN_FDS 1024
-static uint32_t win_fd_slot[WIN_FDS]; /* slot+1, 0 = not tracked */
 /* With a fault plan, the path each descriptor was opened with, so rules with
  * path=GLOB also reach fd-based calls (write, fsync, close, flock). */
 static char *fd_path[WIN_FDS];
@@ -68,10 +65,8 @@ static const char *path_of(int fd)
 {
 	return fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
 }
-static size_t lock_path_len;
+size_t fsx_lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
-static int64_t last_create_ns;
-
 
 int64_t fsx_mono_ns(void)
 {
@@ -82,59 +77,22 @@ int64_t fsx_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Which rules' point globs match a point, cached by the name's address
- * (point names are string literals, and so are the fs/<call> names). */
-#define MASK_SLOTS 1024
-static struct {
-	const char *name;
-	uint32_t mask;
-} mask_cache[MASK_SLOTS];
-
-static uint32_t point_mask(const char *name)
-{
-	size_t i = ((uintptr_t)name >> 3) % MASK_SLOTS;
-	for (size_t k = 0; k < MASK_SLOTS; k++, i = (i + 1) % MASK_SLOTS) {
-		if (mask_cache[i].name == name)
-			return mask_cache[i].mask;
-		if (!mask_cache[i].name) {
-			mask_cache[i].name = name;
-			mask_cache[i].mask = fault_point_mask(bind.faults, name);
-			return mask_cache[i].mask;
-		}
-	}
-	return fault_point_mask(bind.faults, name); /* full: no caching */
-}
-
-/* The one external callback every point goes through: libfiu asks, the
- * worker's own PRNG answers (never libfiu's, which re-seeds from the clock
- * after fork). */
-static int fsx_fiu_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags)
-{
-	(void)name;
-	(void)failnum;
-	(void)failinfo;
-	(void)flags;
-	pending = fault_check_mask(bind.faults, bind.fstate, bind.rng, bind.worker, cur_point,
-				   point_mask(cur_point), cur_path, bind.stale_ms);
-	return pending.kind != FK_NONE;
-}
-
 void fsx_bind(const struct fsx_binding *b)
 {
-	bind = *b;
-	bound = 1;
+	fsx_cur = *b;
+	fsx_bound = 1;
 	xs = b->sched;
 	compound = 0;
 	if (xs)
 		sched_attach(xs, b->worker);
-	lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
+	fsx_lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
 	memset(counts, 0, sizeof counts);
-	last_create_ns = 0;
+	fsx_reset_create();
 	skew_ms = 0;
 	coarse_ns = 0;
 	split_id = 0;
 	faults_on = 0;
-	memset(mask_cache, 0, sizeof mask_cache);
+	fsx_fault_forget();
 	if (!b->faults)
 		return;
 	const struct fault_rule *r;
@@ -146,13 +104,13 @@ void fsx_bind(const struct fsx_binding *b)
 	path_rules = 0;
 	for (unsigned i = 0; i < b->faults->n; i++)
 		path_rules |= b->faults->rule[i].path[0] != '\0';
-	if (!bind.hostname && fault_process_rule(b->faults, FK_OTHER_HOST, b->worker)) {
+	if (!fsx_cur.hostname && fault_process_rule(b->faults, FK_OTHER_HOST, b->worker)) {
 		/* a second machine sharing the file system: one name for all such workers */
 		static char other[300];
 		char real[256] = "";
 		gethostname(real, sizeof real - 1);
 		snprintf(other, sizeof other, "%s-other", real);
-		bind.hostname = other;
+		fsx_cur.hostname = other;
 	}
 	for (unsigned i = 0; i < b->faults->n; i++) {
 		enum fault_kind k = b->faults->rule[i].kind;
@@ -161,13 +119,13 @@ void fsx_bind(const struct fsx_binding *b)
 	}
 	if (faults_on) {
 		fiu_init(0);
-		fiu_enable_external("*", 1, NULL, 0, fsx_fiu_decide);
+		fiu_enable_external("*", 1, NULL, 0, fsx_fault_decide);
 	}
 }
 
 void fsx_unbind(void)
 {
-	bound = 0;
+	fsx_bound = 0;
 	xs = NULL;
 }
 
@@ -176,104 +134,24 @@ const uint64_t *fsx_counts(void)
 	return counts;
 }
 
-int64_t fsx_last_create_ns(void)
+uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c)
 {
-	return last_create_ns;
-}
-
-void fsx_reset_create(void)
-{
-	last_create_ns = 0;
-}
-
-static uint64_t log_event(int type, int err, int64_t a, int64_t b, int64_t c)
-{
-	return journal_log(bind.journal, type, bind.op ? *bind.op : 0, err, a, b, c);
+	return journal_log(fsx_cur.journal, type, fsx_cur.op ? *fsx_cur.op : 0, err, a, b, c);
 }
 
 /* Tell the watchdog we moved: a tick, not a clock read (points are hot). */
-static void note_progress(const char *point)
+void fsx_note_progress(const char *point)
 {
-	struct arena_worker *aw = &bind.arena->w[bind.worker];
+	struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
 	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&aw->last_point, (uint64_t)(uintptr_t)point, memory_order_relaxed);
 }
 
-static int64_t short_write_left = -1; /* short-write: bytes still allowed, then pending.err */
-static int short_write_err;           /* 0: a split write (the rest after the pause) */
-static int64_t short_write_pause_ms;  /* split: the pause between the two parts */
-
-static void excuse(struct arena_worker *aw, int64_t until)
-{
-	atomic_store(&aw->excuse_ns, until);
-	int64_t cur = atomic_load(&bind.arena->stall_until_ns);
-	while (cur < until && !atomic_compare_exchange_weak(&bind.arena->stall_until_ns, &cur, until))
-		;
-}
-
-/* Act on a fault decision at a point: journal it first, so the record
- * survives the SIGKILL that follows or the stall that may outlive the run.
- * Returns the errno to inject into the call (0: go on). */
-static int fault_act(const char *point, const char *path)
-{
-	/* A point no rule's glob matches cannot fire: no need to ask (the
-	 * answer, and the PRNG stream, would be the same) */
-	if (!point_mask(point))
-		return 0;
-	cur_path = path;
-	cur_point = point;
-	int fire = fiu_fail(point);
-	cur_path = NULL;
-	if (!fire)
-		return 0;
-	struct fault_action act = pending;
-	if (act.kind == FK_NONE)
-		return 0;
-	int saved = errno;
-	uint64_t h = point_hash(point);
-	struct arena_worker *aw = &bind.arena->w[bind.worker];
-	if (act.kind == FK_STALL) {
-		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		excuse(aw, until);
-		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
-		log_event(EV_FAULT, 0, FK_STALL, (int64_t)h, act.stall_ms);
-		struct timespec ts = { act.stall_ms / 1000, (act.stall_ms % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
-		note_progress(point);
-	} else if (act.kind == FK_STOP) {
-		int64_t until = fsx_mono_ns() + act.stall_ms * 1000000LL;
-		excuse(aw, until);
-		atomic_fetch_add_explicit(&aw->stalls, 1, memory_order_relaxed);
-		log_event(EV_FAULT, 0, FK_STOP, (int64_t)h, act.stall_ms);
-		atomic_store(&aw->stop_until_ns, until); /* the driver SIGCONTs us then */
-		raise(SIGSTOP);
-		note_progress(point);
-	} else if (act.kind == FK_ERRNO) {
-		log_event(EV_FAULT, act.err, FK_ERRNO, (int64_t)h, 0);
-		errno = saved;
-		return act.err;
-	} else if (act.kind == FK_SHORT_WRITE) {
-		log_event(EV_FAULT, act.err, FK_SHORT_WRITE, (int64_t)h, act.bytes);
-		short_write_left = act.bytes;
-		short_write_err = act.err;
-		short_write_pause_ms = act.err ? 0 : act.stall_ms;
-	} else if (act.kind == FK_CRASH) {
-		atomic_fetch_add_explicit(&aw->crashes, 1, memory_order_relaxed);
-		log_event(EV_FAULT, 0, FK_CRASH, (int64_t)h, 0);
-		kill(getpid(), SIGKILL);
-		for (;;)
-			pause();
-	}
-	errno = saved;
-	return 0;
-}
-
 /* One writer per slot: a plain relaxed load and store, no locked add. */
 static void count_call(enum fsx_op op)
 {
-	_Atomic uint64_t *c = &bind.arena->w[bind.worker].calls[op];
+	_Atomic uint64_t *c = &fsx_cur.arena->w[fsx_cur.worker].calls[op];
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
@@ -283,13 +161,13 @@ static void fsx_leave(enum fsx_op op, int r, int err);
 static int fsx_enter(enum fsx_op op, const char *path)
 {
 	counts[op]++;
-	if (!bound)
+	if (!fsx_bound)
 		return 0;
 	count_call(op);
 	if (xs && !compound)
 		sched_step(op, path, step_path2);
 	step_path2 = NULL;
-	return faults_on ? fault_act(fsx_op_point(op), path) : 0;
+	return faults_on ? fsx_fault_act(fsx_op_point(op), path) : 0;
 }
 
 /* The call fails with err without acting. */
@@ -304,17 +182,17 @@ static void fsx_leave(enum fsx_op op, int r, int err)
 {
 	if (xs && !compound)
 		sched_result(r, err);
-	if (bound && bind.trace)
-		log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
+	if (fsx_bound && fsx_cur.trace)
+		fsx_log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
 }
 
 void fsx_point(const char *name)
 {
 	counts[FSX_POINT]++;
-	if (!bound)
+	if (!fsx_bound)
 		return;
 	count_call(FSX_POINT);
-	note_progress(name);
+	fsx_note_progress(name);
 	if (xs) {
 		sched_point(name);
 		if (xs->yield_points && !compound) { /* a stall or crash may land between a step and what it leads to */
@@ -323,179 +201,17 @@ void fsx_point(const char *name)
 		}
 	}
 	if (faults_on)
-		fault_act(name, NULL);
-	if (bind.trace)
-		log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
+		fsx_fault_act(name, NULL);
+	if (fsx_cur.trace)
+		fsx_log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
 }
 
 void fsx_yield(void)
 {
-	if (!bound || !xs || compound)
+	if (!fsx_bound || !xs || compound)
 		return;
 	sched_step(FSX_POINT, NULL, NULL);
 	sched_result(0, 0);
-}
-
-/* ---- lock-object ownership ---- */
-
-/* The lock object itself, or an entry directly inside it. */
-static int tracked(const char *path)
-{
-	if (!bound || !lock_path_len || strncmp(path, bind.lock_path, lock_path_len) != 0)
-		return 0;
-	const char *rest = path + lock_path_len;
-	if (*rest == '\0')
-		return 1;
-	return *rest == '/' && rest[1] && !strchr(rest + 1, '/');
-}
-
-static void obj_created(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	uint64_t seq = log_event(EV_OBJ_CREATE, 0, (int64_t)st.st_ino, (int64_t)st.st_dev, 0);
-	arena_obj_add(bind.arena, st.st_dev, st.st_ino, bind.worker, seq);
-	last_create_ns = fsx_mono_ns();
-}
-
-struct obj_id {
-	int known;
-	uint64_t dev, ino;
-};
-
-static struct obj_id obj_identify(const char *path)
-{
-	struct obj_id id = { 0, 0, 0 };
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		id.known = 1;
-		id.dev = st.st_dev;
-		id.ino = st.st_ino;
-	}
-	return id;
-}
-
-static void obj_removed(struct obj_id id)
-{
-	if (!id.known)
-		return;
-	uint64_t cseq = 0;
-	int creator = arena_obj_take(bind.arena, id.dev, id.ino, &cseq);
-	log_event(EV_OBJ_REMOVE, 0, (int64_t)id.ino, creator, (int64_t)cseq);
-}
-
-/* ---- Windows-like paths ----
- * With the windows profile, the seam plays two Windows rules every worker
- * shares through the arena: a directory removed moments ago is "delete
- * pending" (mkdir of its path fails EPERM or EACCES for WIN_PENDING_MS), and
- * a path another worker has open cannot be removed or renamed (EACCES,
- * EPERM or EBUSY). */
-#define WIN_PENDING_MS 5
-
-static uint32_t win_slot(const char *path)
-{
-	return (uint32_t)(point_hash(path) % ARENA_WIN_SLOTS);
-}
-
-static int win_on(void)
-{
-	return bound && bind.faults && bind.faults->windows;
-}
-
-static void win_note_removed(const char *path)
-{
-	if (win_on())
-		atomic_store(&bind.arena->win_removed_ns[win_slot(path)], fsx_mono_ns());
-}
-
-static int win_delete_pending(const char *path)
-{
-	if (!win_on())
-		return 0;
-	int64_t at = atomic_load(&bind.arena->win_removed_ns[win_slot(path)]);
-	if (!at || fsx_mono_ns() - at > WIN_PENDING_MS * 1000000LL)
-		return 0;
-	int err = prng_below(bind.rng, 2) ? EPERM : EACCES;
-	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/mkdir"), 0);
-	return err;
-}
-
-static void win_note_open(int fd, const char *path)
-{
-	if (!win_on() || fd < 0 || fd >= WIN_FDS)
-		return;
-	uint32_t slot = win_slot(path);
-	win_fd_slot[fd] = slot + 1;
-	atomic_fetch_add(&bind.arena->win_open[slot], 1);
-}
-
-static void win_note_close(int fd)
-{
-	if (!win_on() || fd < 0 || fd >= WIN_FDS || !win_fd_slot[fd])
-		return;
-	atomic_fetch_sub(&bind.arena->win_open[win_fd_slot[fd] - 1], 1);
-	win_fd_slot[fd] = 0;
-}
-
-static int win_sharing(const char *path)
-{
-	if (!win_on())
-		return 0;
-	uint32_t slot = win_slot(path);
-	int32_t mine = 0;
-	for (int fd = 0; fd < WIN_FDS; fd++)
-		mine += win_fd_slot[fd] == slot + 1;
-	if (atomic_load(&bind.arena->win_open[slot]) - mine <= 0)
-		return 0;
-	static const int errs[] = { EACCES, EPERM, EBUSY };
-	int err = errs[prng_below(bind.rng, 3)];
-	log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/unlink"), 0);
-	return err;
-}
-
-/* ---- explore: virtual file times ----
- * Every object a step creates or changes, and the directory it sits in, is
- * stamped with the virtual clock, so a protocol's stat() sees virtual ages. */
-
-static void vt_times(struct timespec ts[2])
-{
-	int64_t ms = sched_now_ms();
-	int64_t sub = sched_now_ns() % 1000000; /* keep the clock's ns: ages order steps */
-	ts[0].tv_sec = ts[1].tv_sec = ms / 1000;
-	ts[0].tv_nsec = ts[1].tv_nsec = (ms % 1000) * 1000000L + sub;
-}
-
-static void vt_stamp(const char *path)
-{
-	struct timespec ts[2];
-	vt_times(ts);
-	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
-}
-
-static void vt_stamp_parent(const char *path)
-{
-	char dir[4096];
-	size_t len = strlen(path);
-	if (len >= sizeof dir)
-		return;
-	memcpy(dir, path, len + 1);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		vt_stamp(".");
-	else if (slash == dir)
-		vt_stamp("/");
-	else {
-		*slash = '\0';
-		vt_stamp(dir);
-	}
-}
-
-static void vt_stamp_fd(int fd)
-{
-	struct timespec ts[2];
-	vt_times(ts);
-	futimens(fd, ts);
 }
 
 /* errno-preserving: called after the system call, before errno is restored */
@@ -507,20 +223,20 @@ int fsx_mkdir(const char *path, unsigned mode)
 {
 	int inj = fsx_enter(FSX_MKDIR, path);
 	if (!inj)
-		inj = win_delete_pending(path);
+		inj = fsx_win_delete_pending(path);
 	if (inj)
 		return fsx_injected(FSX_MKDIR, inj);
-	int track = tracked(path);
+	int track = fsx_obj_tracked(path);
 	if (track)
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 	int r = mkdir(path, mode);
 	int err = errno;
 	if (r == 0)
-		VT((vt_stamp(path), vt_stamp_parent(path)));
+		VT((fsx_vt_stamp(path), fsx_vt_stamp_parent(path)));
 	if (track) {
 		if (r == 0)
-			obj_created(path);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_created(path);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_MKDIR, r, err);
 	errno = err;
@@ -574,25 +290,25 @@ int fsx_rmdir(const char *path)
 {
 	int inj = fsx_enter(FSX_RMDIR, path);
 	if (!inj)
-		inj = win_sharing(path);
+		inj = fsx_win_sharing(path);
 	if (inj)
 		return fsx_injected(FSX_RMDIR, inj);
-	int track = tracked(path);
-	struct obj_id id = { 0, 0, 0 };
+	int track = fsx_obj_tracked(path);
+	struct fsx_obj_id id = { 0, 0, 0 };
 	if (track) {
-		arena_obj_lock(bind.arena);
-		id = obj_identify(path);
+		arena_obj_lock(fsx_cur.arena);
+		id = fsx_obj_identify(path);
 	}
 	int r = rmdir(path);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_parent(path));
+		VT(fsx_vt_stamp_parent(path));
 	if (r == 0)
-		win_note_removed(path);
+		fsx_win_note_removed(path);
 	if (track) {
 		if (r == 0)
-			obj_removed(id);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_removed(id);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_RMDIR, r, err);
 	errno = err;
@@ -604,9 +320,9 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int inj = fsx_enter(FSX_OPEN, path);
 	if (inj)
 		return fsx_injected(FSX_OPEN, inj);
-	int track = (flags & O_CREAT) && (flags & O_EXCL) && tracked(path);
+	int track = (flags & O_CREAT) && (flags & O_EXCL) && fsx_obj_tracked(path);
 	if (track)
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 	int existed = 1;
 	if (xs && (flags & O_CREAT)) {
 		struct stat before;
@@ -615,11 +331,11 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int r = open(path, flags | O_CLOEXEC, mode);
 	int err = errno;
 	if (r >= 0 && !existed)
-		VT((vt_stamp_fd(r), vt_stamp_parent(path)));
+		VT((fsx_vt_stamp_fd(r), fsx_vt_stamp_parent(path)));
 	else if (r >= 0 && (flags & O_TRUNC))
-		VT(vt_stamp_fd(r));
+		VT(fsx_vt_stamp_fd(r));
 	if (r >= 0) {
-		win_note_open(r, path);
+		fsx_win_note_open(r, path);
 		if ((path_rules || xs) && r < WIN_FDS) { /* explore: the story names what a write touched */
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
@@ -627,8 +343,8 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	}
 	if (track) {
 		if (r >= 0)
-			obj_created(path);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_created(path);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_OPEN, r, err);
 	errno = err;
@@ -638,7 +354,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 int fsx_close(int fd)
 {
 	int inj = fsx_enter(FSX_CLOSE, path_of(fd));
-	win_note_close(fd);
+	fsx_win_note_close(fd);
 	if (fd >= 0 && fd < WIN_FDS && fd_path[fd]) {
 		free(fd_path[fd]);
 		fd_path[fd] = NULL;
@@ -660,17 +376,17 @@ int fsx_link(const char *from, const char *to)
 	int inj = fsx_enter(FSX_LINK, to);
 	if (inj)
 		return fsx_injected(FSX_LINK, inj);
-	int track = tracked(to);
+	int track = fsx_obj_tracked(to);
 	if (track)
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 	int r = link(from, to);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_parent(to));
+		VT(fsx_vt_stamp_parent(to));
 	if (track) {
 		if (r == 0)
-			obj_created(to);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_created(to);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_LINK, r, err);
 	errno = err;
@@ -681,23 +397,23 @@ int fsx_unlink(const char *path)
 {
 	int inj = fsx_enter(FSX_UNLINK, path);
 	if (!inj)
-		inj = win_sharing(path);
+		inj = fsx_win_sharing(path);
 	if (inj)
 		return fsx_injected(FSX_UNLINK, inj);
-	int track = tracked(path);
-	struct obj_id id = { 0, 0, 0 };
+	int track = fsx_obj_tracked(path);
+	struct fsx_obj_id id = { 0, 0, 0 };
 	if (track) {
-		arena_obj_lock(bind.arena);
-		id = obj_identify(path);
+		arena_obj_lock(fsx_cur.arena);
+		id = fsx_obj_identify(path);
 	}
 	int r = unlink(path);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_parent(path));
+		VT(fsx_vt_stamp_parent(path));
 	if (track) {
 		if (r == 0)
-			obj_removed(id);
-		arena_obj_unlock(bind.arena);
+			fsx_obj_removed(id);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_UNLINK, r, err);
 	errno = err;
@@ -709,32 +425,32 @@ int fsx_rename(const char *from, const char *to)
 	step_path2 = to;
 	int inj = fsx_enter(FSX_RENAME, from);
 	if (!inj)
-		inj = win_sharing(from);
+		inj = fsx_win_sharing(from);
 	if (!inj)
-		inj = win_sharing(to);
+		inj = fsx_win_sharing(to);
 	if (inj)
 		return fsx_injected(FSX_RENAME, inj);
-	int track_from = tracked(from), track_to = tracked(to);
-	struct obj_id gone = { 0, 0, 0 }, replaced = { 0, 0, 0 };
+	int track_from = fsx_obj_tracked(from), track_to = fsx_obj_tracked(to);
+	struct fsx_obj_id gone = { 0, 0, 0 }, replaced = { 0, 0, 0 };
 	if (track_from || track_to) {
-		arena_obj_lock(bind.arena);
+		arena_obj_lock(fsx_cur.arena);
 		if (track_from && !track_to)
-			gone = obj_identify(from);
+			gone = fsx_obj_identify(from);
 		if (track_to)
-			replaced = obj_identify(to);
+			replaced = fsx_obj_identify(to);
 	}
 	int r = rename(from, to);
 	int err = errno;
 	if (r == 0)
-		VT((vt_stamp_parent(from), vt_stamp_parent(to)));
+		VT((fsx_vt_stamp_parent(from), fsx_vt_stamp_parent(to)));
 	if (track_from || track_to) {
 		if (r == 0) {
-			obj_removed(gone);
-			obj_removed(replaced);
+			fsx_obj_removed(gone);
+			fsx_obj_removed(replaced);
 			if (track_to && !track_from)
-				obj_created(to);
+				fsx_obj_created(to);
 		}
-		arena_obj_unlock(bind.arena);
+		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_RENAME, r, err);
 	errno = err;
@@ -874,7 +590,7 @@ static int read_file(const char *path, char **buf, size_t *len);
 /* Explore mode: a whole-file read or write is one step. */
 static int compound_begin(enum fsx_op op, const char *path)
 {
-	if (!xs || compound || !bound)
+	if (!xs || compound || !fsx_bound)
 		return 0;
 	sched_step(op, path, NULL);
 	compound++;
@@ -952,16 +668,16 @@ int fsx_write_all(int fd, const void *buf, size_t len)
 		return fsx_injected(FSX_WRITE, err); /* fails without writing a byte */
 	const char *p = buf;
 	size_t rest = 0; /* split: written after the pause */
-	if (short_write_left >= 0) {
+	if (fsx_short_write_left >= 0) {
 		/* short-write: k bytes land, then the error (split: the pause, then the rest) */
-		if ((int64_t)len > short_write_left) {
-			rest = len - (size_t)short_write_left;
-			len = (size_t)short_write_left;
-			err = short_write_err;
+		if ((int64_t)len > fsx_short_write_left) {
+			rest = len - (size_t)fsx_short_write_left;
+			len = (size_t)fsx_short_write_left;
+			err = fsx_short_write_err;
 			if (err)
 				rest = 0;
 		}
-		short_write_left = -1;
+		fsx_short_write_left = -1;
 	}
 	int fail = err;
 again:
@@ -978,19 +694,19 @@ again:
 	}
 	if (rest && !err) {
 		/* the write loop's second write(2), late: a stall the watchdog excuses */
-		struct arena_worker *aw = &bind.arena->w[bind.worker];
-		struct timespec ts = { short_write_pause_ms / 1000, (short_write_pause_ms % 1000) * 1000000L };
-		excuse(aw, fsx_mono_ns() + short_write_pause_ms * 1000000LL);
+		struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
+		struct timespec ts = { fsx_short_write_pause_ms / 1000, (fsx_short_write_pause_ms % 1000) * 1000000L };
+		fsx_fault_excuse(aw, fsx_mono_ns() + fsx_short_write_pause_ms * 1000000LL);
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
-		note_progress("fs/write");
+		fsx_note_progress("fs/write");
 		len = rest;
 		rest = 0;
 		goto again;
 	}
 	if (!err)
 		err = fail;
-	VT(vt_stamp_fd(fd));
+	VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, err ? -1 : 0, err);
 	errno = err;
 	return err ? -1 : 0;
@@ -1036,7 +752,7 @@ ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 		;
 	int err = errno;
 	if (r >= 0)
-		VT(vt_stamp_fd(fd));
+		VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r < 0 ? -1 : 0, err);
 	errno = err;
 	return r;
@@ -1050,7 +766,7 @@ int fsx_ftruncate(int fd, off_t len)
 	int r = ftruncate(fd, len);
 	int err = errno;
 	if (r == 0)
-		VT(vt_stamp_fd(fd));
+		VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r, err);
 	errno = err;
 	return r;
@@ -1058,12 +774,12 @@ int fsx_ftruncate(int fd, off_t len)
 
 int fsx_hostname(char *buf, size_t len)
 {
-	if (bound && bind.hostname) {
-		if (strlen(bind.hostname) >= len) {
+	if (fsx_bound && fsx_cur.hostname) {
+		if (strlen(fsx_cur.hostname) >= len) {
 			errno = ENAMETOOLONG;
 			return -1;
 		}
-		strcpy(buf, bind.hostname);
+		strcpy(buf, fsx_cur.hostname);
 		return 0;
 	}
 	return gethostname(buf, len);
@@ -1071,7 +787,7 @@ int fsx_hostname(char *buf, size_t len)
 
 pid_t fsx_getpid(void)
 {
-	return bound && bind.pid ? bind.pid : getpid();
+	return fsx_bound && fsx_cur.pid ? fsx_cur.pid : getpid();
 }
 
 int fsx_utimens(const char *path, const struct timespec ts[2])
@@ -1082,7 +798,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 	struct timespec vts[2];
 	if (xs) { /* "now" is the virtual clock */
 		struct timespec now[2];
-		vt_times(now);
+		fsx_vt_times(now);
 		for (int i = 0; i < 2; i++)
 			vts[i] = !ts || ts[i].tv_nsec == UTIME_NOW ? now[i] : ts[i];
 		ts = vts;

@@ -7,7 +7,7 @@
  * (EV_STEP journal records), counts of every call, the ground-truth table of
  * which worker created each lock object (objects at the lock path or directly
  * inside it), and in explore mode the scheduler's yield points and virtual
- * time (harness/sched.h).  Outside a worker (fsx_bind not called) every call passes straight
+ * time (core/sched.h).  Outside a worker (fsx_bind not called) every call passes straight
  * through, so unit tests can drive protocols directly.
  *
  * Errors: every call returns what the system call returns (-1 and errno) and

@@ -137,20 +137,8 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
+#include "lockfile_recorded.h"
 #include "proto.h"
-
-/* Indexes into lk->param, in lr_params order. */
-enum {
-	LR_STALE,    /* LOCK_STALE_MS */
-	LR_GRACE,    /* EMPTY_RECORD_GRACE_MS */
-	LR_WAIT,     /* withLock's timeout (lock and recovery waits) */
-	LR_POLL,     /* the sleep between tries */
-	LR_ATTEMPTS, /* RECORD_ATTEMPTS */
-	LR_RETAIN,   /* retainLiveOwner */
-	LR_TAKE,     /* enum lr_take_form */
-	LR_CARRIED,  /* removeCarriedLocks at init */
-	LR_NPARAMS
-};
 
 enum lr_take_form { LR_TAKE_LINK = 0, LR_TAKE_TWOCALL = 1 };
 
@@ -249,12 +237,6 @@ static const char *const lr_points[] = {
 	NULL,
 };
 
-/* CREATE_RECORDED's points, for P or for a .recovery. */
-struct lr_take_points {
-	const char *tmp_write, *before_link, *link, *sweep, *tmp_unlink, *open_rw;
-	const char *create, *record_write, *fail_read, *fail_unlink, *readback;
-};
-
 static const struct lr_take_points lr_lock_take = {
 	"lockfile-recorded/take/after-tmp-write",   "lockfile-recorded/take/before-link",
 	"lockfile-recorded/take/after-link",        "lockfile-recorded/take/after-sweep",
@@ -264,7 +246,7 @@ static const struct lr_take_points lr_lock_take = {
 	"lockfile-recorded/take2/after-readback",
 };
 
-static const struct lr_take_points lr_recovery_take = {
+const struct lr_take_points lr_recovery_take = {
 	"lockfile-recorded/recovery-take/after-tmp-write",
 	"lockfile-recorded/recovery-take/before-link",
 	"lockfile-recorded/recovery-take/after-link",
@@ -277,281 +259,6 @@ static const struct lr_take_points lr_recovery_take = {
 	"lockfile-recorded/recovery-take2/after-fail-unlink",
 	"lockfile-recorded/recovery-take2/after-readback",
 };
-
-/* CREATE_RECORDED's outcomes; LR_RAISE carries errno. */
-enum lr_outcome { LR_TAKEN, LR_EXISTS, LR_RECLAIMED, LR_UNRECORDED, LR_RAISE };
-
-#define LR_UUID_LEN 36
-#define LR_HOST_MAX 256
-#define LR_CARRIED_MAX 1024 /* carried-lock sweep: files up to this size */
-
-/* SWEEP memo bits: at most once per process per path. */
-enum { LR_SWEPT_LOCK = 1u, LR_SWEPT_RECOVERY = 2u };
-
-/* Per-run state, in lk->state: one module instance's memory. */
-struct lr_state {
-	int taken;                   /* acquire returned 0 and release has not run */
-	int fd;                      /* the held lock's descriptor; -1: none (CR6 failed) */
-	size_t rec_len;              /* bytes of the record file now (REWRITE pads up to it) */
-	char at[40];                 /* the record's `at`, kept by REWRITE */
-	int waiting;                 /* this acquire rewrote the held records with waitingFor */
-	char token[LR_UUID_LEN + 1]; /* this take's token */
-	int own_set;                 /* ownLocks[P] is set ... */
-	char own[LR_UUID_LEN + 1];   /* ... to this token */
-	unsigned swept;              /* LR_SWEPT_* */
-};
-static_assert(sizeof(struct lr_state) <= sizeof(((struct lock *)0)->state),
-	      "struct lr_state does not fit in struct lock's state");
-
-/* What a read of a record gives, reduced to the fields the rules use. */
-struct lr_holder {
-	int present;                 /* a JSON object: the JS `holder` is truthy */
-	int pid_int;                 /* isInteger(holder.pid) */
-	long long pid;
-	int has_host;
-	char host[LR_HOST_MAX];
-	int at_ok;                   /* `at` parses as toISOString's form */
-	int64_t at_ms;
-	int has_token;
-	char token[LR_UUID_LEN + 1]; /* a longer token never equals ours: cut, marked */
-	int token_long;
-};
-
-static struct lr_state *lr_state(struct lock *lk)
-{
-	return (struct lr_state *)lk->state.bytes;
-}
-
-/* randomUUID(): a v4 uuid from the worker's stream. */
-static void lr_uuid(struct lock *lk, char out[LR_UUID_LEN + 1])
-{
-	uint64_t a = prng_next(lk->rng), b = prng_next(lk->rng);
-
-	a = (a & ~0xf000ULL) | 0x4000ULL;                  /* version 4 */
-	b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; /* variant 10 */
-	snprintf(out, LR_UUID_LEN + 1, "%08llx-%04llx-%04llx-%04llx-%012llx",
-		 (unsigned long long)(a >> 32), (unsigned long long)((a >> 16) & 0xffff),
-		 (unsigned long long)(a & 0xffff), (unsigned long long)(b >> 48),
-		 (unsigned long long)(b & 0xffffffffffffULL));
-}
-
-/* parse(text) into *h; a non-object, or text that does not parse, is null. */
-static void lr_parse_holder(const char *text, size_t len, struct lr_holder *h)
-{
-	json_error_t err;
-	json_t *root, *v;
-
-	memset(h, 0, sizeof *h);
-	root = json_loadb(text, len, 0, &err);
-	if (!root)
-		return;
-	if (!json_is_object(root))
-		goto out;
-	h->present = 1;
-	v = json_object_get(root, "pid");
-	if (json_is_integer(v)) {
-		h->pid_int = 1;
-		h->pid = json_integer_value(v);
-	}
-	v = json_object_get(root, "hostname");
-	if (json_is_string(v)) {
-		h->has_host = 1;
-		snprintf(h->host, sizeof h->host, "%s", json_string_value(v));
-	}
-	v = json_object_get(root, "at");
-	if (json_is_string(v) && ls_parse_iso(json_string_value(v), &h->at_ms) == 0)
-		h->at_ok = 1;
-	v = json_object_get(root, "token");
-	if (json_is_string(v)) {
-		h->has_token = 1;
-		h->token_long = json_string_length(v) > LR_UUID_LEN;
-		snprintf(h->token, sizeof h->token, "%s", json_string_value(v));
-	}
-out:
-	json_decref(root);
-}
-
-/* Read PATH and parse it as a record: 0, or -1 (errno) when it cannot be read. */
-static int lr_read_holder(struct lock *lk, const char *path, struct lr_holder *h)
-{
-	char *text;
-	size_t len;
-
-	memset(h, 0, sizeof *h);
-	if (fsx_read_file(path, &text, &len) != 0) {
-		ls_note_errno(lk);
-		return -1;
-	}
-	lr_parse_holder(text, len, h);
-	free(text);
-	return 0;
-}
-
-/* holder?.token == token */
-static int lr_token_is(const struct lr_holder *h, const char *token)
-{
-	return h->present && h->has_token && !h->token_long && strcmp(h->token, token) == 0;
-}
-
-/* A record naming this host. */
-static int lr_this_host(const struct lr_holder *h)
-{
-	char host[LR_HOST_MAX];
-
-	if (!h->present || !h->has_host)
-		return 0;
-	ls_hostname(host, sizeof host);
-	return strcmp(h->host, host) == 0;
-}
-
-static int lr_pid_dead(long long pid)
-{
-	if (pid < INT_MIN || pid > INT_MAX)
-		return 1; /* no kill(2) can name it */
-	return !fsx_pid_alive((pid_t)pid);
-}
-
-/*
- * A record (malloc'd, ending in "\n"): the lock's
- * {"pid","hostname","at","token","operation","caller"}, or with
- * operation == NULL the .recovery's {"pid","hostname","at","token"}.  `at`
- * is AT_SET when given (a rewrite keeps its take's), else now; WAITING_PATH
- * adds "waitingFor":{"path","since"}.
- */
-static char *lr_record(struct lock *lk, const char *token, const char *operation, const char *at_set,
-		       const char *waiting_path, const char *waiting_since, size_t *len)
-{
-	char host[LR_HOST_MAX], at[40], caller[32];
-	json_t *o = json_object();
-	char *text, *nl;
-	int bad;
-
-	if (!o)
-		goto out_nomem;
-	ls_hostname(host, sizeof host);
-	if (at_set)
-		snprintf(at, sizeof at, "%s", at_set);
-	else
-		ls_iso(fsx_now_ms(), at, sizeof at);
-	bad = json_object_set_new(o, "pid", json_integer((json_int_t)fsx_getpid())) ||
-	      json_object_set_new(o, "hostname", json_string(host)) ||
-	      json_object_set_new(o, "at", json_string(at)) ||
-	      json_object_set_new(o, "token", json_string(token));
-	if (!bad && operation) {
-		snprintf(caller, sizeof caller, "lockstorm/w%u", lk->worker);
-		bad = json_object_set_new(o, "operation", json_string(operation)) ||
-		      json_object_set_new(o, "caller", json_string(caller));
-	}
-	if (!bad && waiting_path)
-		bad = json_object_set_new(o, "waitingFor",
-					  json_pack("{s:s, s:s}", "path", waiting_path, "since",
-						    waiting_since)) != 0;
-	if (bad) {
-		json_decref(o);
-		goto out_nomem;
-	}
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!text)
-		goto out_nomem;
-	*len = strlen(text);
-	nl = realloc(text, *len + 2);
-	if (!nl) {
-		free(text);
-		goto out_nomem;
-	}
-	nl[(*len)++] = '\n';
-	nl[*len] = '\0';
-	return nl;
-
-out_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-/* path's directory and base name; 0, or -1 ENAMETOOLONG. */
-static int lr_split(const char *path, char *dir, char *base)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		strcpy(dir, ".");
-		snprintf(base, PATH_MAX, "%s", path);
-		return 0;
-	}
-	if ((size_t)(slash - path) >= PATH_MAX) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (slash == path) {
-		strcpy(dir, "/");
-	} else {
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
-	}
-	snprintf(base, PATH_MAX, "%s", slash + 1);
-	return 0;
-}
-
-/* SWEEP(path): remove take files older than the grace.  All errors ignored. */
-static void lr_sweep(struct lock *lk, const char *path)
-{
-	char dir[PATH_MAX], base[PATH_MAX], prefix[PATH_MAX], full[PATH_MAX];
-	struct fsx_list e;
-	size_t plen;
-
-	if (lr_split(path, dir, base) != 0 || ls_path_cat(prefix, base, ".take.") != 0)
-		return;
-	plen = strlen(prefix);
-
-	/* [SW1 readdir] */
-	if (fsx_list(dir, &e) != 0) {
-		ls_note_errno(lk);
-		return;
-	}
-	fsx_point("lockfile-recorded/sweep/after-readdir");
-	for (size_t i = 0; i < e.n; i++) {
-		struct fsx_stat st;
-
-		if (strncmp(e.names[i], prefix, plen) != 0)
-			continue;
-		if (snprintf(full, sizeof full, "%s/%s", dir, e.names[i]) >= (int)sizeof full)
-			continue;
-		/* [SW2 stat] */
-		if (fsx_stat(full, &st) != 0) {
-			ls_note_errno(lk);
-			continue;
-		}
-		fsx_point("lockfile-recorded/sweep/after-stat");
-		/* [SW3 unlink] "`.take.` leftovers hold nothing" */
-		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
-			continue;
-		if (fsx_unlink(full) != 0)
-			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/sweep/after-unlink");
-	}
-	fsx_list_free(&e);
-}
-
-/* CR4: SWEEP once per process per path (bit 0: no memo, sweep every time). */
-static void lr_sweep_once(struct lock *lk, const char *path, unsigned bit)
-{
-	struct lr_state *st = lr_state(lk);
-
-	if (bit && (st->swept & bit))
-		return;
-	st->swept |= bit;
-	lr_sweep(lk, path);
-}
-
-/* Does text[0..len) contain "token":"<token>"? */
-static int lr_has_needle(const char *text, size_t len, const char *token)
-{
-	char needle[LR_UUID_LEN + 16];
-	int n = snprintf(needle, sizeof needle, "\"token\":\"%s\"", token);
-
-	return n > 0 && memmem(text, len, needle, (size_t)n) != NULL;
-}
 
 /* (c) the two-call take: CT1-CT7. */
 static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const char *text,
@@ -612,7 +319,7 @@ static int lr_link_unsupported(int e)
 }
 
 /* CREATE_RECORDED(path, text, token), host runtime: (b), falling to (c). */
-static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char *text,
+enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char *text,
 					  size_t len, const char *token,
 					  const struct lr_take_points *pt, unsigned sweep_bit,
 					  int *fd_out)
@@ -678,7 +385,7 @@ static enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, con
 
 /* RELEASE_RECORDED(path, token, fd) on a host: RR1, RR3, RR4.  Errors are
  * logged only. */
-static void lr_release_recorded(struct lock *lk, const char *path, const char *token, int fd)
+void lr_release_recorded(struct lock *lk, const char *path, const char *token, int fd)
 {
 	struct lr_holder h;
 
@@ -1160,149 +867,6 @@ static int lr_release(struct lock *lk)
 		ls_note_errno(lk);
 	fsx_point("lockfile-recorded/release/after-unlink");
 	return 0;
-}
-
-/* ---- removeCarriedLocks (§5.6) ---- */
-
-/* Does NAME end in SUFFIX? */
-static int lr_ends_with(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), k = strlen(suffix);
-	return n > k && strcmp(name + n - k, suffix) == 0;
-}
-
-/* carriedNow(X): stat + read + the carried test. */
-static int lr_carried_now(struct lock *lk, const char *path, int64_t before_ms)
-{
-	struct lr_holder h;
-	struct fsx_stat st;
-	char *text, *p, *end;
-	size_t len;
-	int carried = 0;
-
-	if (fsx_stat(path, &st) != 0) {
-		ls_note_errno(lk);
-		return 0;
-	}
-	fsx_point("lockfile-recorded/carried/after-stat");
-	if (!S_ISREG(st.mode) || st.size > LR_CARRIED_MAX || before_ms > INT64_MAX / 1000000 ||
-	    st.mtime_ns >= before_ms * 1000000)
-		return 0;
-	if (fsx_read_file(path, &text, &len) != 0) {
-		ls_note_errno(lk);
-		return 0;
-	}
-	fsx_point("lockfile-recorded/carried/after-read");
-	p = text;
-	end = text + len;
-	while (p < end && *p && strchr(" \t\r\n\v\f", *p))
-		p++;
-	while (end > p && end[-1] && strchr(" \t\r\n\v\f", end[-1]))
-		end--;
-	if (p == end) {
-		carried = 1; /* empty: no one */
-	} else if ((size_t)(end - p) >= 6 && memcmp(p, "{\"pid\"", 6) == 0) {
-		lr_parse_holder(p, (size_t)(end - p), &h);
-		carried = !(h.present && h.pid_int); /* a torn record */
-	}
-	free(text);
-	return carried;
-}
-
-/* SET_ASIDE(X): 1 removed, 0 left (or put back). */
-static int lr_set_aside(struct lock *lk, const char *path)
-{
-	char aside[PATH_MAX], suffix[80], uuid[LR_UUID_LEN + 1];
-	struct lr_holder h;
-
-	lr_uuid(lk, uuid);
-	snprintf(suffix, sizeof suffix, ".carried.%ld.%s", (long)fsx_getpid(), uuid);
-	if (ls_path_cat(aside, path, suffix) != 0)
-		return 0;
-
-	/* [SA1 rename] */
-	fsx_point("lockfile-recorded/carried/before-rename");
-	if (fsx_rename(path, aside) != 0) {
-		ls_note_errno(lk);
-		return 0;
-	}
-	fsx_point("lockfile-recorded/carried/after-rename");
-
-	/* [SA2 read] */
-	lr_read_holder(lk, aside, &h);
-	fsx_point("lockfile-recorded/carried/after-aside-read");
-
-	/* [SA3] a taker recorded itself meanwhile: put it back */
-	if (h.present && h.pid_int) {
-		/* [SA4 link-back] EEXIST: "carried-retaken" */
-		if (fsx_link(aside, path) != 0)
-			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/carried/after-link-back");
-		/* [SA5] */
-		if (fsx_unlink(aside) != 0)
-			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/carried/after-aside-unlink");
-		return 0;
-	}
-	/* [SA6] */
-	if (fsx_unlink(aside) != 0)
-		ls_note_errno(lk);
-	fsx_point("lockfile-recorded/carried/after-aside-unlink");
-	return 1;
-}
-
-/* removeLock(X): CL1-CL3 under X.recovery. */
-static void lr_remove_lock(struct lock *lk, const char *path, int64_t before_ms)
-{
-	char rec_path[PATH_MAX], rtoken[LR_UUID_LEN + 1], *text;
-	enum lr_outcome o;
-	size_t len;
-	int rfd;
-
-	if (ls_path_cat(rec_path, path, ".recovery") != 0)
-		return;
-	lr_uuid(lk, rtoken);
-	text = lr_record(lk, rtoken, NULL, NULL, NULL, NULL, &len);
-	if (!text)
-		return;
-	/* [CL1] any failure: a reclaimer is at work */
-	o = lr_create_recorded(lk, rec_path, text, len, rtoken, &lr_recovery_take, 0, &rfd);
-	free(text);
-	if (o != LR_TAKEN)
-		return;
-	fsx_point("lockfile-recorded/carried/after-recovery-take");
-
-	/* [CL2] [CL3] */
-	if (lr_carried_now(lk, path, before_ms))
-		lr_set_aside(lk, path);
-	lr_release_recorded(lk, rec_path, rtoken, rfd);
-}
-
-/* removeCarriedLocks over DIR (depth 1): .lock.recovery files first. */
-static void lr_remove_carried(struct lock *lk, const char *dir, int64_t before_ms)
-{
-	char path[PATH_MAX];
-	struct fsx_list e;
-
-	if (fsx_list(dir, &e) != 0) {
-		ls_note_errno(lk);
-		return;
-	}
-	fsx_point("lockfile-recorded/carried/after-readdir");
-	for (size_t i = 0; i < e.n; i++) {
-		if (!lr_ends_with(e.names[i], ".lock.recovery") ||
-		    snprintf(path, sizeof path, "%s/%s", dir, e.names[i]) >= (int)sizeof path)
-			continue;
-		if (lr_carried_now(lk, path, before_ms))
-			lr_set_aside(lk, path); /* directly, without serialization */
-	}
-	for (size_t i = 0; i < e.n; i++) {
-		if (!lr_ends_with(e.names[i], ".lock") ||
-		    snprintf(path, sizeof path, "%s/%s", dir, e.names[i]) >= (int)sizeof path)
-			continue;
-		lr_remove_lock(lk, path, before_ms);
-	}
-	fsx_list_free(&e);
 }
 
 static int lr_init(struct lock *lk)

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/fsutil.h"
 #include "../faults/fault.h"
 #include "../core/journal.h"
 
@@ -48,18 +49,10 @@ int pyscript_find(const char *name, char *out, size_t len)
 		if (is_file(out))
 			return 0;
 	}
-	char exe[PATH_MAX];
-	if (self_exe(exe, sizeof exe) == 0) {
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, len, "%s/reports/%s", exe, name);
-			if (is_file(out))
-				return 0;
-		}
-	}
-	snprintf(out, len, "%s/report/%s", LS_SOURCE_DIR, name);
-	return is_file(out) ? 0 : -1;
+	char beside[PATH_MAX], source[PATH_MAX];
+	snprintf(beside, sizeof beside, "reports/%s", name);
+	snprintf(source, sizeof source, "report/%s", name);
+	return fsutil_find_beside(beside, source, FSUTIL_FILE, out, len);
 }
 
 /* "a,b,c" of names[0..n) into a malloc'd string. */

@@ -29,6 +29,7 @@
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
 #include "../core/arena.h"
+#include "../core/fsutil.h"
 #include "extworker.h"
 #include "../core/journal.h"
 #include "../report/junit.h"
@@ -72,19 +73,6 @@ static void say(const struct run_config *cfg, const char *fmt, ...)
 }
 
 /* ---- directories ---- */
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-int ls_rm_tree(const char *path)
-{
-	return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT ? 0 : -1;
-}
 
 static int dir_is_empty(const char *path, const char *except)
 {
@@ -177,9 +165,9 @@ static int prepare_dirs(struct run_config *cfg, char *why, size_t len)
 	/* Leftovers of an earlier run in a marked directory are ours to clear. */
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/store", cfg->workdir);
-	ls_rm_tree(p);
+	fsutil_rm_tree(p);
 	snprintf(p, sizeof p, "%s/journal", cfg->outdir);
-	ls_rm_tree(p);
+	fsutil_rm_tree(p);
 	if (mkdir(p, 0777) != 0) {
 		snprintf(why, len, "cannot make %s: %s", p, strerror(errno));
 		return -1;
@@ -196,14 +184,14 @@ static void cleanup_dirs(const struct run_config *cfg)
 	char p[PATH_MAX + 64];
 	if (!cfg->keep) {
 		if (cfg->workdir_ours) {
-			ls_rm_tree(cfg->workdir);
+			fsutil_rm_tree(cfg->workdir);
 		} else {
 			snprintf(p, sizeof p, "%s/store", cfg->workdir);
-			ls_rm_tree(p);
+			fsutil_rm_tree(p);
 		}
 	}
 	if (cfg->outdir_temp)
-		ls_rm_tree(cfg->outdir);
+		fsutil_rm_tree(cfg->outdir);
 }
 
 /* ---- workers ---- */
@@ -657,36 +645,6 @@ static int supervise(struct supervisor *sv)
 
 /* ---- checking ---- */
 
-/* A kept file's bytes, NUL-terminated; NULL when it is missing or unreadable. */
-char *ls_slurp_file(const char *path, size_t *len)
-{
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	FILE *f = fopen(path, "rb");
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *g = realloc(buf, cap + 1);
-			if (!g)
-				break;
-			buf = g;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len)
 {
@@ -713,11 +671,11 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 	}
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/final-state.json", outdir);
-	final = ls_slurp_file(p, &final_len);
+	final = fsutil_slurp(p, &final_len);
 	/* the append workload's snapshot file, kept beside the final journal */
 	if (cfg->workload->flags & WL_CHECK_SEQ) {
 		snprintf(p, sizeof p, "%s/final-snapshot.json", outdir);
-		snap = ls_slurp_file(p, &snap_len);
+		snap = fsutil_slurp(p, &snap_len);
 	}
 	struct check_input in = {
 		.rec = rec,

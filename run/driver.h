@@ -14,6 +14,7 @@
 #define LS_DRIVER_H
 
 #include "../check/checker.h"
+#include "../core/fsutil.h"
 #include "../workloads/config.h"
 
 #ifdef __cplusplus
@@ -32,10 +33,16 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len);
 
-/* A file's bytes, NUL-terminated (free them); NULL when it is missing or unreadable. */
-char *ls_slurp_file(const char *path, size_t *len);
-/* Remove PATH and everything under it (no symlink is followed); 0 or -1. */
-int ls_rm_tree(const char *path);
+/* The old names of core/fsutil.h's fsutil_slurp and fsutil_rm_tree, for
+ * callers not moved yet (explore/): call those instead. */
+static inline char *ls_slurp_file(const char *path, size_t *len)
+{
+	return fsutil_slurp(path, len);
+}
+static inline int ls_rm_tree(const char *path)
+{
+	return fsutil_rm_tree(path);
+}
 /* What for=Nstale means for a worker: its protocol's stale age, or for the
  * controls that never reclaim (flock, none) their nominal stale_ms param. */
 struct lock;

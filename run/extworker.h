@@ -38,12 +38,11 @@
 #include "../core/arena.h"
 #include "../workloads/config.h"
 #include "../core/journal.h"
+#include "extline.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define EXT_LINE_MAX 4096
 
 struct ext_run;
 
@@ -85,20 +84,6 @@ void ext_free(struct ext_run *x);
  * them new sequence numbers 1.. in that order, rewriting each file.  0 or -1
  * with errno. */
 int ext_resequence(const char *outdir);
-
-/* One event line, parsed (exposed for the unit tests).  Returns 0 and fills
- * the record's type, a, b, err and ns (type EV_NONE for `next`; log = 1 for a
- * `log` line), or -1 with a reason in why. */
-struct ext_event {
-	int type;       /* EV_*; EV_NONE for `next` and `log` */
-	int next;       /* the line was `next` */
-	int log;        /* the line was `log TEXT` */
-	int err;
-	uint64_t ns;    /* 0 when the line had none (`next`) */
-	int64_t a, b;
-	const char *text; /* log: the text (points into the line) */
-};
-int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,46 @@
+/*
+ * fsutil.h - small file utilities the harness (not the protocols: they go
+ * through faults/fsx.h) needs in several places: remove a tree, read a whole
+ * file, find a file shipped beside the binary.
+ *
+ * None of these goes through the seam: they are the harness's own
+ * bookkeeping (work and output directories, scripts, scenarios, adapters).
+ *
+ * Errors: -1 (or NULL) with errno meaningful.
+ */
+#ifndef LS_FSUTIL_H
+#define LS_FSUTIL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Remove PATH and everything under it (no symlink is followed).  0, also
+ * when PATH does not exist; -1 with errno. */
+int fsutil_rm_tree(const char *path);
+
+/* The whole file, NUL-terminated, in a malloc'd buffer (free it), its length
+ * in *len (the NUL not counted).  NULL (and *len 0) when it is missing or
+ * unreadable. */
+char *fsutil_slurp(const char *path, size_t *len);
+
+/* The directory of /proc/self/exe into out: 0, or -1 with errno. */
+int fsutil_exe_dir(char *out, size_t len);
+
+/* What a file type must be for fsutil_find_beside. */
+enum fsutil_type { FSUTIL_ANY, FSUTIL_FILE, FSUTIL_DIR };
+
+/* BESIDE relative to the binary's directory (<dir of /proc/self/exe>/BESIDE),
+ * else SOURCE relative to the source tree the binary was built from
+ * (LS_SOURCE_DIR; skipped when SOURCE is NULL or the build has none): the
+ * first that exists and is of TYPE is in out, 0.  Else -1 (ENOENT) with out
+ * the last path tried. */
+int fsutil_find_beside(const char *beside, const char *source, enum fsutil_type type, char *out,
+		       size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/*
+ * fsx_seam.h - what the seam's own files share (faults/fsx*.c only: users
+ * include fsx.h).
+ *
+ *     fsx.c        binding, points, the wrappers
+ *     fsx_fault.c  acting on fault decisions (libfiu asks, the worker's PRNG answers)
+ *     fsx_obj.c    the ground-truth table of who created each lock object
+ *     fsx_win.c    the Windows-like path rules of the windows profile
+ *     fsx_vt.c     explore mode's virtual file times
+ */
+#ifndef LS_FSX_SEAM_H
+#define LS_FSX_SEAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct arena_worker;
+struct fsx_binding;
+
+/* fsx.c */
+extern struct fsx_binding fsx_cur;    /* this process's binding (fsx_bind) */
+extern int fsx_bound;                 /* fsx_bind called, fsx_unbind not since */
+extern size_t fsx_lock_path_len;      /* strlen(fsx_cur.lock_path), 0: none */
+uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c);
+void fsx_note_progress(const char *point);
+
+/* Descriptors the seam remembers something about (paths, Windows slots). */
+#define WIN_FDS 1024
+
+/* fsx_fault.c */
+extern int64_t fsx_short_write_left;    /* short-write: bytes still allowed, then the errno */
+extern int fsx_short_write_err;         /* 0: a split write (the rest after the pause) */
+extern int64_t fsx_short_write_pause_ms; /* split: the pause between the two parts */
+void fsx_fault_forget(void);
+int fsx_fault_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags);
+void fsx_fault_excuse(struct arena_worker *aw, int64_t until);
+int fsx_fault_act(const char *point, const char *path);
+
+/* fsx_obj.c */
+struct fsx_obj_id {
+	int known;
+	uint64_t dev, ino;
+};
+int fsx_obj_tracked(const char *path);
+void fsx_obj_created(const char *path);
+struct fsx_obj_id fsx_obj_identify(const char *path);
+void fsx_obj_removed(struct fsx_obj_id id);
+
+/* fsx_win.c */
+void fsx_win_note_removed(const char *path);
+int fsx_win_delete_pending(const char *path);
+void fsx_win_note_open(int fd, const char *path);
+void fsx_win_note_close(int fd);
+int fsx_win_sharing(const char *path);
+
+/* fsx_vt.c */
+void fsx_vt_times(struct timespec ts[2]);      /* now, on the virtual clock */
+void fsx_vt_stamp(const char *path);
+void fsx_vt_stamp_parent(const char *path);
+void fsx_vt_stamp_fd(int fd);
+
+#endif
