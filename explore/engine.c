@@ -115,7 +115,7 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 	w.id = id;
 	w.pid = SCHED_VPID_BASE + (int)id;
 	w.arena = ex->arena;
-	w.cfg = &cfg->run;
+	w.workers = ex->s->n;
 	w.wparam = cfg->run.wvals;
 	snprintf(w.state_file, sizeof w.state_file, "%s", ex->state_file);
 	prng_seed(&w.rng, cfg->run.seed, id, 0);
@@ -237,7 +237,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
-	if (!ex->body && ex->cfg->run.workload->setup(&ex->cfg->run, ex->state_file) != 0)
+	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0)
 		return x_harness(x, "workload setup: %s", strerror(errno));
 	nftw(ex->store, stamp_entry, 16, FTW_PHYS); /* what setup made is as old as the clock */
 

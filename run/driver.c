@@ -250,7 +250,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 	w.incarnation = incarnation;
 	w.pid = (int)getpid();
 	w.arena = sv->arena;
-	w.cfg = cfg;
+	w.workers = cfg->workers;
 	w.wparam = cfg->wvals;
 	snprintf(w.state_file, sizeof w.state_file, "%s", sv->state_file);
 	prng_seed(&w.rng, cfg->seed, id, incarnation);
@@ -803,7 +803,7 @@ int driver_run(struct run_config *cfg)
 		fprintf(stderr, "lockstorm: cannot write %s\n", p);
 		goto out_dirs;
 	}
-	if (cfg->workload->setup(cfg, sv.state_file) != 0) {
+	if (cfg->workload->setup(cfg->wvals, sv.state_file) != 0) {
 		fprintf(stderr, "lockstorm: workload setup: %s\n", strerror(errno));
 		goto out_dirs;
 	}

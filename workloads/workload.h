@@ -23,7 +23,6 @@ extern "C" {
 #endif
 
 struct arena;
-struct run_config;
 
 struct worker {
 	unsigned id;
@@ -34,7 +33,7 @@ struct worker {
 	struct prng rng;
 	struct journal journal;
 	struct arena *arena;
-	const struct run_config *cfg;
+	unsigned workers;      /* the fleet's size */
 	const int64_t *wparam; /* resolved workload params */
 	char state_file[PATH_MAX];
 };
@@ -49,8 +48,9 @@ struct workload_ops {
 	const struct param *params; /* terminated by {NULL} */
 	const char *const *points;  /* NULL-terminated */
 	unsigned flags;
-	/* Driver, before fork: make the initial state. 0 or -1 errno. */
-	int (*setup)(const struct run_config *cfg, const char *state_file);
+	/* Driver, before fork: make the initial state from the resolved
+	 * workload params (as w->wparam). 0 or -1 errno. */
+	int (*setup)(const int64_t *wparam, const char *state_file);
 	/* Worker: one operation. 0 done (whatever the lock said), -1 the harness failed (errno). */
 	int (*op)(struct worker *w);
 	/* Optional, worker: forget per-process caches (explore runs many
