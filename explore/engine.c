@@ -108,45 +108,24 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 		fsx_unbind();
 		return;
 	}
-	cfg->run.workers = ex->s->n;
-	unsigned ops = ex->s->ops[id];
-	static struct worker w;
-	memset(&w, 0, sizeof w);
-	w.id = id;
-	w.pid = SCHED_VPID_BASE + (int)id;
-	w.arena = ex->arena;
-	w.workers = ex->s->n;
-	w.wparam = cfg->run.wvals;
-	snprintf(w.state_file, sizeof w.state_file, "%s", ex->state_file);
-	prng_seed(&w.rng, cfg->run.seed, id, 0);
-	journal_open_mem(&w.journal, &ex->s->jmem, id, w.pid);
-	if (cfg->run.workload->reset)
-		cfg->run.workload->reset();
 	unsigned slot = cfg_proto_slot(&cfg->run, id);
-	lock_setup(&w.lock, cfg->run.proto[slot], w.state_file, cfg->run.pvals[slot], id, &w.rng);
-	struct fsx_binding b = {
-		.worker = id,
-		.journal = &w.journal,
+	struct worker_spec sp = {
+		.id = id,
+		.pid = SCHED_VPID_BASE + (int)id,
+		.workers = ex->s->n,
+		.seed = cfg->run.seed,
+		.proto = cfg->run.proto[slot],
+		.pvals = cfg->run.pvals[slot],
+		.workload = cfg->run.workload,
+		.wparam = cfg->run.wvals,
+		.state_file = ex->state_file,
 		.arena = ex->arena,
-		.rng = &w.rng,
-		.lock_path = w.lock.path,
-		.stale_ms = ex->stall_base[id],
-		.op = &w.op,
-		.pid = w.pid,
-		.sched = ex->s,
+		.jmem = &ex->s->jmem,
+		.ops = ex->s->ops[id],
+		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s },
 	};
-	fsx_bind(&b);
-	if (w.lock.ops->init(&w.lock) != 0)
+	if (worker_run(&sp) != 0)
 		_exit(3);
-	worker_log(&w, EV_WORKER_START, 0, 0, 0, 0);
-	for (unsigned op = 0; op < ops; op++) {
-		w.op = op;
-		ex->s->w[id].op_no = op;
-		if (cfg->run.workload->op(&w) != 0)
-			break;
-	}
-	worker_log(&w, EV_WORKER_EXIT, 0, 0, 0, 0);
-	fsx_unbind();
 }
 
 /* A worker process: executions one after another, until it is killed. */
@@ -567,7 +546,7 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 		lock_setup(&lk, cfg->run.proto[slot], ex->state_file, cfg->run.pvals[slot], i, NULL);
 		ex->stale_ms[i] = lk.ops->stale_ms(&lk);
 		ex->budget_ms[i] = lk.ops->wait_budget_ms(&lk);
-		ex->stall_base[i] = driver_fault_stale_ms(&lk);
+		ex->stall_base[i] = worker_stale_ms(&lk);
 		ex->proto_of[i] = lk.ops->name;
 	}
 	return 0;

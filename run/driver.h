@@ -36,10 +36,6 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 char *ls_slurp_file(const char *path, size_t *len);
 /* Remove PATH and everything under it (no symlink is followed); 0 or -1. */
 int ls_rm_tree(const char *path);
-/* What for=Nstale means for a worker: its protocol's stale age, or for the
- * controls that never reclaim (flock, none) their nominal stale_ms param. */
-struct lock;
-int64_t driver_fault_stale_ms(const struct lock *lk);
 
 #ifdef __cplusplus
 }
