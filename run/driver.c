@@ -213,17 +213,6 @@ struct supervisor {
 	struct ext_run *ext;   /* external workers (adapters), NULL if none */
 };
 
-/* What for=Nstale means for this worker: its protocol's stale age, or for the
- * controls that never reclaim (flock, none) their nominal stale_ms param. */
-int64_t driver_fault_stale_ms(const struct lock *lk)
-{
-	int64_t st = lk->ops->stale_ms(lk);
-	if (st != LS_NEVER)
-		return st;
-	int i = param_index(lk->ops->params, "stale_ms");
-	return i >= 0 ? lk->param[i] : 10000;
-}
-
 static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned incarnation)
 {
 	const struct run_config *cfg = sv->cfg;
@@ -232,53 +221,32 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 
-	static struct worker w; /* big (struct lock): keep it off the stack */
-	memset(&w, 0, sizeof w);
-	w.id = id;
-	w.incarnation = incarnation;
-	w.pid = (int)getpid();
-	w.arena = sv->arena;
-	w.cfg = cfg;
-	w.wparam = cfg->wvals;
-	snprintf(w.state_file, sizeof w.state_file, "%s", sv->state_file);
-	prng_seed(&w.rng, cfg->seed, id, incarnation);
-
 	char jpath[PATH_MAX + 64];
 	snprintf(jpath, sizeof jpath, "%s/journal/w%04u.bin", cfg->outdir, id);
-	if (journal_open_mapped(&w.journal, jpath, id) != 0)
-		_exit(3);
 	unsigned slot = cfg_proto_slot(cfg, id);
-	lock_setup(&w.lock, cfg->proto[slot], w.state_file, cfg->pvals[slot], id, &w.rng);
-
-	struct fsx_binding b = {
-		.worker = id,
-		.journal = &w.journal,
+	struct worker_spec sp = {
+		.id = id,
+		.incarnation = incarnation,
+		.pid = (int)getpid(),
+		.workers = cfg->workers,
+		.seed = cfg->seed,
+		.proto = cfg->proto[slot],
+		.pvals = cfg->pvals[slot],
+		.workload = cfg->workload,
+		.wparam = cfg->wvals,
+		.state_file = sv->state_file,
 		.arena = sv->arena,
-		.faults = &cfg->faults,
-		.fstate = &sv->fstates[id],
-		.rng = &w.rng,
-		.lock_path = w.lock.path,
-		.stale_ms = driver_fault_stale_ms(&w.lock),
-		.op = &w.op,
-		.trace = cfg->trace,
-		.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
+		.journal_path = jpath,
+		.ops = WORKER_CLAIM_OPS,
+		.wait_go = incarnation == 0,
+		.fsx = {
+			.faults = &cfg->faults,
+			.fstate = &sv->fstates[id],
+			.trace = cfg->trace,
+			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
+		},
 	};
-	fsx_bind(&b);
-	/* init after the binding: what it does on disk (a carried-lock sweep)
-	 * meets faults, the trace and the ownership table like any step */
-	if (w.lock.ops->init(&w.lock) != 0)
-		_exit(3);
-	struct arena_worker *aw = &sv->arena->w[id];
-	worker_log(&w, EV_WORKER_START, 0, incarnation, 0, 0);
-	if (incarnation == 0)
-		arena_wait_go(sv->arena);
-	while (arena_claim_op(sv->arena)) {
-		w.op = atomic_fetch_add(&aw->next_op, 1);
-		if (cfg->workload->op(&w) != 0)
-			break;
-	}
-	worker_log(&w, EV_WORKER_EXIT, 0, 0, 0, 0);
-	_exit(0);
+	_exit(worker_run(&sp) == 0 ? 0 : 3);
 }
 
 static int spawn(struct supervisor *sv, unsigned id, unsigned incarnation)
@@ -773,7 +741,7 @@ int driver_run(struct run_config *cfg)
 		fprintf(stderr, "lockstorm: cannot write %s\n", p);
 		goto out_dirs;
 	}
-	if (cfg->workload->setup(cfg, sv.state_file) != 0) {
+	if (cfg->workload->setup(cfg->wvals, sv.state_file) != 0) {
 		fprintf(stderr, "lockstorm: workload setup: %s\n", strerror(errno));
 		goto out_dirs;
 	}

@@ -33,20 +33,6 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len);
 
-/* The old names of core/fsutil.h's fsutil_slurp and fsutil_rm_tree, for
- * callers not moved yet (explore/): call those instead. */
-static inline char *ls_slurp_file(const char *path, size_t *len)
-{
-	return fsutil_slurp(path, len);
-}
-static inline int ls_rm_tree(const char *path)
-{
-	return fsutil_rm_tree(path);
-}
-/* What for=Nstale means for a worker: its protocol's stale age, or for the
- * controls that never reclaim (flock, none) their nominal stale_ms param. */
-struct lock;
-int64_t driver_fault_stale_ms(const struct lock *lk);
 
 #ifdef __cplusplus
 }

@@ -80,7 +80,6 @@
 #include <time.h>
 
 #include "../faults/fsx.h"
-#include "config.h"
 #include "workload.h"
 
 enum { AP_REV, AP_LOCKED, AP_READ_PCT, AP_LEGACY_EVENTS, AP_WRITERS, AP_NPARAMS };
@@ -756,11 +755,11 @@ out_err:
 /* ---- the workload ---- */
 
 /* The store folder (and, with legacy_events, the legacy journal's). */
-static int ap_setup(const struct run_config *cfg, const char *state_file)
+static int ap_setup(const int64_t *wparam, const char *state_file)
 {
 	struct ap_paths p;
 	char dir[PATH_MAX + 16];
-	int64_t n = cfg->wvals[AP_LEGACY_EVENTS];
+	int64_t n = wparam[AP_LEGACY_EVENTS];
 
 	ap_paths(state_file, &p);
 	snprintf(dir, sizeof dir, "%s", state_file);

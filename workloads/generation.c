@@ -99,7 +99,6 @@
 #include <sys/stat.h>
 
 #include "../faults/fsx.h"
-#include "config.h"
 #include "workload.h"
 
 enum { GN_REV, GN_WRITERS, GN_OWN_KEEP, GN_WRITER_READS, GN_LOCKED, GN_TARGET, GN_WRITE, GN_REMOVE_PCT,
@@ -611,13 +610,13 @@ static int gn_branch_read(struct worker *w, const struct gn_paths *p)
 }
 
 /* The store folder and an empty tree.generation in it. */
-static int gn_setup(const struct run_config *cfg, const char *state_file)
+static int gn_setup(const int64_t *wparam, const char *state_file)
 {
 	struct gn_paths p;
 	char dir[PATH_MAX];
 	int fd;
 
-	(void)cfg;
+	(void)wparam;
 	snprintf(dir, sizeof dir, "%s", state_file);
 	if (fsx_mkdir_p(dirname(dir)) != 0)
 		return -1;

@@ -29,9 +29,9 @@ static const char *const hold_points[] = {
 };
 
 /* The lock lives beside the (never written) state file: make its folder. */
-static int hold_setup(const struct run_config *cfg, const char *state_file)
+static int hold_setup(const int64_t *wparam, const char *state_file)
 {
-	(void)cfg;
+	(void)wparam;
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s", state_file);
 	return fsx_mkdir_p(dirname(dir));

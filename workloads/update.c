@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include "../faults/fsx.h"
-#include "config.h"
 #include "workload.h"
 
 enum { UP_LOST_RETRIES, UP_FOLDER_RETRIES, UP_WRITE, UP_CARRIED };
@@ -56,10 +55,10 @@ static const char *const update_points[] = {
 	NULL,
 };
 
-static int update_setup(const struct run_config *cfg, const char *state_file)
+static int update_setup(const int64_t *wparam, const char *state_file)
 {
 	/* the first writer creates the state: a missing one reads as revision -1 */
-	int carried = (int)cfg->wvals[UP_CARRIED];
+	int carried = (int)wparam[UP_CARRIED];
 	if (!carried)
 		return 0;
 	/* K-VL-5: a lock file carried over a restore, its mtime the restore's */
@@ -86,7 +85,7 @@ static int state_read(struct worker *w, struct update_state *st)
 {
 	char *buf;
 	size_t len;
-	st->nworkers = w->cfg->workers;
+	st->nworkers = w->workers;
 	st->revision = -1;
 	st->counts = NULL;
 	if (fsx_read_file(w->state_file, &buf, &len) != 0) {

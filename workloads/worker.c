@@ -1,5 +1,6 @@
 /*
- * worker.c - journaling helpers every workload uses (see workload.h).
+ * worker.c - the one worker body (worker_run) and the journaling helpers
+ * every workload uses (see workload.h).
  *
  * worker_log is the one place a worker's events enter its journal; it also
  * keeps the arena's live view (progress for the watchdog, counters for the
@@ -7,9 +8,12 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "../faults/fsx.h"
 #include "../core/arena.h"
+#include "../core/sched.h"
 #include "workload.h"
 
 /* The live counters have one writer each (this worker): a relaxed load and
@@ -85,4 +89,76 @@ int worker_release(struct worker *w)
 		worker_log(w, EV_RELEASE_ERROR, err, 0, 0, 0);
 	errno = err;
 	return r;
+}
+
+int64_t worker_stale_ms(const struct lock *lk)
+{
+	int64_t st = lk->ops->stale_ms(lk);
+	if (st != LS_NEVER)
+		return st;
+	int i = param_index(lk->ops->params, "stale_ms");
+	return i >= 0 ? lk->param[i] : 10000;
+}
+
+/* The next op's number into w->op: 0 when there is none. */
+static int worker_next_op(struct worker *w, const struct worker_spec *sp, long done)
+{
+	if (sp->ops == WORKER_CLAIM_OPS) {
+		if (!arena_claim_op(sp->arena))
+			return 0;
+		w->op = atomic_fetch_add(&sp->arena->w[sp->id].next_op, 1);
+		return 1;
+	}
+	if (done >= sp->ops)
+		return 0;
+	w->op = (uint32_t)done;
+	if (sp->fsx.sched)
+		sp->fsx.sched->w[sp->id].op_no = w->op;
+	return 1;
+}
+
+int worker_run(const struct worker_spec *sp)
+{
+	static struct worker w; /* big (struct lock): keep it off the stack */
+	memset(&w, 0, sizeof w);
+	w.id = sp->id;
+	w.incarnation = sp->incarnation;
+	w.pid = sp->pid;
+	w.arena = sp->arena;
+	w.workers = sp->workers;
+	w.wparam = sp->wparam;
+	snprintf(w.state_file, sizeof w.state_file, "%s", sp->state_file);
+	prng_seed(&w.rng, sp->seed, sp->id, sp->incarnation);
+	if (sp->journal_path) {
+		if (journal_open_mapped(&w.journal, sp->journal_path, sp->id) != 0)
+			return -1;
+	} else {
+		journal_open_mem(&w.journal, sp->jmem, sp->id, w.pid);
+	}
+	if (sp->workload->reset) /* a fresh process has nothing to forget; explore's goes on */
+		sp->workload->reset();
+	lock_setup(&w.lock, sp->proto, w.state_file, sp->pvals, sp->id, &w.rng);
+
+	struct fsx_binding b = sp->fsx;
+	b.worker = sp->id;
+	b.journal = &w.journal;
+	b.arena = sp->arena;
+	b.rng = &w.rng;
+	b.lock_path = w.lock.path;
+	b.stale_ms = worker_stale_ms(&w.lock);
+	b.op = &w.op;
+	fsx_bind(&b);
+	/* init after the binding: what it does on disk (a carried-lock sweep)
+	 * meets faults, the trace and the ownership table like any step */
+	if (w.lock.ops->init(&w.lock) != 0)
+		return -1;
+	worker_log(&w, EV_WORKER_START, 0, sp->incarnation, 0, 0);
+	if (sp->wait_go)
+		arena_wait_go(sp->arena);
+	for (long done = 0; worker_next_op(&w, sp, done); done++)
+		if (sp->workload->op(&w) != 0)
+			break;
+	worker_log(&w, EV_WORKER_EXIT, 0, 0, 0, 0);
+	fsx_unbind();
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../faults/fault.h"
+#include "../faults/fsx.h"
 #include "../core/journal.h"
 #include "../core/prng.h"
 #include "../protocols/lock.h"
@@ -23,7 +24,6 @@ extern "C" {
 #endif
 
 struct arena;
-struct run_config;
 
 struct worker {
 	unsigned id;
@@ -34,7 +34,7 @@ struct worker {
 	struct prng rng;
 	struct journal journal;
 	struct arena *arena;
-	const struct run_config *cfg;
+	unsigned workers;      /* the fleet's size */
 	const int64_t *wparam; /* resolved workload params */
 	char state_file[PATH_MAX];
 };
@@ -49,8 +49,9 @@ struct workload_ops {
 	const struct param *params; /* terminated by {NULL} */
 	const char *const *points;  /* NULL-terminated */
 	unsigned flags;
-	/* Driver, before fork: make the initial state. 0 or -1 errno. */
-	int (*setup)(const struct run_config *cfg, const char *state_file);
+	/* Driver, before fork: make the initial state from the resolved
+	 * workload params (as w->wparam). 0 or -1 errno. */
+	int (*setup)(const int64_t *wparam, const char *state_file);
 	/* Worker: one operation. 0 done (whatever the lock said), -1 the harness failed (errno). */
 	int (*op)(struct worker *w);
 	/* Optional, worker: forget per-process caches (explore runs many
@@ -77,6 +78,47 @@ uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, i
  * and release-begin/released/release-error.  acquire returns as ops->acquire. */
 int worker_acquire(struct worker *w, int64_t attempt);
 int worker_release(struct worker *w);
+
+/* The one worker body, for `lockstorm run` (run/driver.c) and `lockstorm
+ * explore` (explore/engine.c); what differs between the two is here.
+ *
+ * Calling sequence, in the worker process after fork: fill a worker_spec,
+ * call worker_run.  It seeds the worker's prng from (seed, id, incarnation),
+ * opens its journal, forgets the workload's per-process caches, sets up the
+ * lock, binds fsx (the mode's part of the binding plus the worker's own),
+ * runs the protocol's init, journals worker-start, waits at the arena's
+ * barrier if asked, runs the ops, journals worker-exit and unbinds.
+ *
+ * Errors: -1 when the journal cannot be opened or the protocol's init
+ * fails (the caller exits 3); else 0, whatever the ops did. */
+#define WORKER_CLAIM_OPS (-1L)
+
+struct worker_spec {
+	unsigned id;
+	unsigned incarnation;             /* 0 first; +1 for each --respawn */
+	int pid;                          /* the pid its journal and lock records carry */
+	unsigned workers;                 /* the fleet's size */
+	uint64_t seed;
+	const struct lock_ops *proto;     /* its protocol slot's revision ... */
+	const int64_t *pvals;             /* ... and that slot's resolved params */
+	const struct workload_ops *workload;
+	const int64_t *wparam;            /* resolved workload params */
+	const char *state_file;
+	struct arena *arena;
+	const char *journal_path;         /* run: its mapped journal file; NULL: ... */
+	struct journal_mem *jmem;         /* ... explore: the shared in-memory journal */
+	long ops;                         /* explore: this many; WORKER_CLAIM_OPS: claim each from the arena (run) */
+	int wait_go;                      /* wait at the arena's start barrier after init */
+	struct fsx_binding fsx;           /* the mode's part: faults, fstate, trace, pid, sched.
+					     worker_run sets worker, journal, arena, rng, lock_path,
+					     stale_ms and op */
+};
+int worker_run(const struct worker_spec *sp);
+
+/* What for=Nstale (and an explore stall) means for this worker: its
+ * protocol's stale age, or for the controls that never reclaim (flock,
+ * none) their nominal stale_ms param. */
+int64_t worker_stale_ms(const struct lock *lk);
 
 /* update workload's state file: {"version":1,"revision":N,"counts":{"<w>":c,...}} */
 struct update_state {

@@ -1,0 +1,223 @@
+/*
+ * cex.c - counterexample files: written, loaded, and the failure's signature (see xint.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../faults/fsx.h"
+#include "../workloads/workload.h"
+#include "../core/arena.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
+#include "../run/driver.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
+#include "../run/runcfg.h"
+#include "../core/sched.h"
+#include "xint.h"
+
+const char *const kind_names[] = { "run", "stall", "crash", "pause" };
+/* A signature of the shrunk failure: invariant + the story's steps. */
+uint64_t failure_sig(const struct explorer *ex, const struct xexec *x)
+{
+	unsigned char *keep = calloc(x->nstep + 1, 1);
+	uint64_t h = point_hash(check_inv_name((enum inv_id)x->inv));
+	if (!keep)
+		return h;
+	size_t upto = story_slice(ex, x, keep);
+	for (size_t k = 0; k < upto; k++) {
+		if (!keep[k])
+			continue;
+		char words[512];
+		step_words(ex, &x->step[k], words, sizeof words);
+		h = (h ^ point_hash(words)) * 0x100000001b3ULL;
+	}
+	free(keep);
+	return h;
+}
+
+/* ---- counterexample files ---- */
+
+json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *found_by, uint64_t schedule)
+{
+	const struct xcfg *cfg = ex->cfg;
+	json_t *o = json_object(), *protos = json_array(), *params = json_array(), *ch = json_array();
+	for (unsigned i = 0; i < cfg->run.nproto; i++)
+		json_array_append_new(protos, json_string(cfg->run.proto[i]->name));
+	for (unsigned i = 0; i < cfg->run.nkv; i++)
+		json_array_append_new(params, json_string(cfg->run.kv[i]));
+	for (size_t i = 0; i < x->ndev; i++) {
+		json_t *c = json_pack("{s:i,s:s,s:i}", "at", (json_int_t)x->dev[i].at, "do", kind_names[x->dev[i].kind],
+				      "w", (json_int_t)x->dev[i].w);
+		if (x->dev[i].kind == XK_STALL || x->dev[i].kind == XK_PAUSE) /* how long: a multiple of the stale age */
+			json_object_set_new(c, "stall", json_real(cfg->stallv[x->dev[i].m]));
+		json_array_append_new(ch, c);
+	}
+	json_object_set_new(o, "schema", json_string("lockstorm-cex/1"));
+	json_object_set_new(o, "protocols", protos);
+	json_object_set_new(o, "workload", json_string(cfg->run.workload->name));
+	json_object_set_new(o, "workers", json_integer(x->sh.n));
+	int even = 1;
+	for (unsigned i = 1; i < x->sh.n; i++)
+		even &= x->sh.ops[i] == x->sh.ops[0];
+	if (even) {
+		json_object_set_new(o, "ops", json_integer(x->sh.ops[0]));
+	} else {
+		json_t *ops = json_array();
+		for (unsigned i = 0; i < x->sh.n; i++)
+			json_array_append_new(ops, json_integer(x->sh.ops[i]));
+		json_object_set_new(o, "ops", ops);
+	}
+	json_object_set_new(o, "seed", json_integer((json_int_t)cfg->run.seed));
+	json_object_set_new(o, "params", params);
+	json_t *sv = json_array();
+	for (unsigned i = 0; i < cfg->nstallv; i++)
+		json_array_append_new(sv, json_real(cfg->stallv[i]));
+	json_object_set_new(o, "stall", sv);
+	json_object_set_new(o, "pauses", json_boolean(cfg->pauses));
+	json_object_set_new(o, "points", json_boolean(cfg->points));
+	json_object_set_new(o, "max_stalls", json_integer(cfg->max_stalls));
+	json_object_set_new(o, "max_crashes", json_integer(cfg->max_crashes));
+	json_object_set_new(o, "max_steps", json_integer(cfg->max_steps));
+	json_object_set_new(o, "choices", ch);
+	json_object_set_new(o, "invariant", json_string(x->inv >= 0 ? check_inv_name((enum inv_id)x->inv) : ""));
+	json_t *exs = json_array();
+	if (x->inv >= 0)
+		for (unsigned e = 0; e < x->res.inv[x->inv].nex; e++)
+			json_array_append_new(exs, json_string(x->res.inv[x->inv].ex[e].text));
+	if (x->why[0])
+		json_array_append_new(exs, json_string(x->why));
+	json_object_set_new(o, "examples", exs);
+	json_t *story = json_array();
+	story_print(NULL, ex, x, 0, story);
+	json_object_set_new(o, "story", story);
+	json_object_set_new(o, "steps", steps_json(ex, x));
+	json_object_set_new(o, "found_by", json_pack("{s:s,s:I}", "strategy", found_by, "schedule",
+						     (json_int_t)schedule));
+	return o;
+}
+
+int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
+		    char *why, size_t len)
+{
+	json_error_t jerr;
+	json_t *o = json_load_file(path, 0, &jerr);
+	if (!o)
+		return runcfg_fail(why, len, "%s: %s (line %d)", path, jerr.text, jerr.line);
+	*root = o;
+	const char *schema = json_string_value(json_object_get(o, "schema"));
+	if (!schema || strcmp(schema, "lockstorm-cex/1"))
+		return runcfg_fail(why, len, "%s: not a lockstorm counterexample (schema lockstorm-cex/1)", path);
+	json_t *protos = json_object_get(o, "protocols");
+	if (!json_is_array(protos) || !json_array_size(protos))
+		return runcfg_fail(why, len, "%s: no protocols", path);
+	char list[512] = "";
+	size_t ln = 0;
+	for (size_t i = 0; i < json_array_size(protos); i++) {
+		const char *p = json_string_value(json_array_get(protos, i));
+		if (!p)
+			return runcfg_fail(why, len, "%s: protocols: want names", path);
+		ln += (size_t)snprintf(list + ln, ln < sizeof list ? sizeof list - ln : 0, "%s%s", i ? "," : "", p);
+	}
+	if (runcfg_set_protocols(&cfg->run, list, why, len) || builtin_only(&cfg->run, why, len))
+		return -1;
+	const char *wl = json_string_value(json_object_get(o, "workload"));
+	if (!wl || runcfg_set_workload(&cfg->run, wl, why, len))
+		return wl ? -1 : runcfg_fail(why, len, "%s: no workload", path);
+	json_int_t n = json_integer_value(json_object_get(o, "workers"));
+	json_t *jops = json_object_get(o, "ops");
+	if (n < 1 || n > SCHED_MAX_WORKERS || !(json_is_integer(jops) || json_array_size(jops) == (size_t)n))
+		return runcfg_fail(why, len, "%s: workers (1-%d) and ops (a number, or one per worker) are required", path,
+			     SCHED_MAX_WORKERS);
+	cfg->run.workers = (unsigned)n;
+	cfg->replay_sh.n = (unsigned)n;
+	for (json_int_t i = 0; i < n; i++) {
+		json_int_t v = json_integer_value(json_is_integer(jops) ? jops : json_array_get(jops, (size_t)i));
+		if (v < 0 || v > 1000)
+			return runcfg_fail(why, len, "%s: ops: want 0 to 1000 per worker", path);
+		cfg->replay_sh.ops[i] = (unsigned)v;
+	}
+	cfg->ops = cfg->replay_sh.ops[0];
+	cfg->run.seed = (uint64_t)json_integer_value(json_object_get(o, "seed"));
+	json_t *params = json_object_get(o, "params");
+	static char kvbuf[CFG_MAX_KV][256];
+	for (size_t i = 0; json_is_array(params) && i < json_array_size(params) && i < CFG_MAX_KV; i++) {
+		const char *kv = json_string_value(json_array_get(params, i));
+		if (!kv)
+			return runcfg_fail(why, len, "%s: params: want K=V strings", path);
+		snprintf(kvbuf[i], sizeof kvbuf[i], "%s", kv);
+		cfg->run.kv[cfg->run.nkv++] = kvbuf[i];
+	}
+	cfg->pauses = json_is_true(json_object_get(o, "pauses"));
+	cfg->points = json_is_true(json_object_get(o, "points"));
+	json_t *jst = json_object_get(o, "stall");
+	if (json_is_number(jst)) {
+		cfg->stallv[0] = json_number_value(jst);
+		cfg->nstallv = 1;
+	} else if (json_is_array(jst) && json_array_size(jst) >= 1 && json_array_size(jst) <= X_MAX_STALLV) {
+		cfg->nstallv = (unsigned)json_array_size(jst);
+		for (unsigned i = 0; i < cfg->nstallv; i++)
+			cfg->stallv[i] = json_number_value(json_array_get(jst, i));
+	}
+	if (json_is_integer(json_object_get(o, "max_stalls")))
+		cfg->max_stalls = (unsigned)json_integer_value(json_object_get(o, "max_stalls"));
+	if (json_is_integer(json_object_get(o, "max_crashes")))
+		cfg->max_crashes = (unsigned)json_integer_value(json_object_get(o, "max_crashes"));
+	if (json_is_integer(json_object_get(o, "max_steps")))
+		cfg->max_steps = (unsigned)json_integer_value(json_object_get(o, "max_steps"));
+	for (unsigned i = 0; i < cfg->nstallv; i++)
+		if (!(cfg->stallv[i] > 0))
+			return runcfg_fail(why, len, "%s: bad stall multiple", path);
+	if (cfg->max_steps < 10)
+		return runcfg_fail(why, len, "%s: bad max_steps", path);
+	const char *inv = json_string_value(json_object_get(o, "invariant"));
+	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))
+		return -1;
+	json_t *ch = json_object_get(o, "choices");
+	if (!json_is_array(ch))
+		return runcfg_fail(why, len, "%s: no choices", path);
+	*ndev = json_array_size(ch);
+	*dev = calloc(*ndev + 1, sizeof **dev);
+	if (!*dev)
+		return runcfg_fail(why, len, "out of memory");
+	for (size_t i = 0; i < *ndev; i++) {
+		json_t *c = json_array_get(ch, i);
+		const char *k = json_string_value(json_object_get(c, "do"));
+		json_int_t at = json_integer_value(json_object_get(c, "at"));
+		json_int_t w = json_integer_value(json_object_get(c, "w"));
+		int kind = -1;
+		for (int j = 0; k && j < 4; j++)
+			if (!strcmp(k, kind_names[j]))
+				kind = j;
+		if (kind < 0 || at < 0 || w < 0 || w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
+			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|pause|crash, "
+				     "\"w\": a worker}", path, i + 1);
+		unsigned m = 0;
+		if ((kind == XK_STALL || kind == XK_PAUSE) && json_is_number(json_object_get(c, "stall"))) {
+			double v = json_number_value(json_object_get(c, "stall"));
+			for (m = 0; m < cfg->nstallv && fabs(cfg->stallv[m] - v) > 1e-9; m++)
+				;
+			if (m == cfg->nstallv)
+				return runcfg_fail(why, len, "%s: choice %zu stalls %g x stale, not one of the file's \"stall\"",
+					     path, i + 1, v);
+		}
+		(*dev)[i] = (struct xchoice){ (uint32_t)at, (uint8_t)kind, (uint8_t)w, (uint8_t)m };
+	}
+	return runcfg_resolve(&cfg->run, why, len);
+}
+

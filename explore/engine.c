@@ -1,0 +1,622 @@
+/*
+ * engine.c - the explorer's setup and one execution: fork the workers, grant their steps one at a time, check (see xint.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../faults/fsx.h"
+#include "../workloads/workload.h"
+#include "../core/arena.h"
+#include "../core/fsutil.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
+#include "../run/driver.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
+#include "../run/runcfg.h"
+#include "../core/sched.h"
+#include "xint.h"
+
+struct xshape shape_even(unsigned n, unsigned ops)
+{
+	struct xshape sh = { n, { 0 } };
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		sh.ops[i] = ops;
+	return sh;
+}
+
+/* "2" when every worker runs 2 ops, else "2,1,2" */
+void shape_ops(const struct xshape *sh, char *buf, size_t len)
+{
+	int even = 1;
+	for (unsigned i = 1; i < sh->n; i++)
+		even &= sh->ops[i] == sh->ops[0];
+	size_t k = 0;
+	for (unsigned i = 0; i < (even ? 1 : sh->n); i++)
+		k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%u", i ? "," : "", sh->ops[i]);
+}
+static struct sched *clock_s;
+
+static uint64_t x_clock(void)
+{
+	return 1000000000ULL + (uint64_t)atomic_load(&clock_s->now_ns);
+}
+/* ---- growing arrays ---- */
+
+static int push_dev(struct xexec *x, struct xchoice c)
+{
+	if (x->ndev == x->capdev) {
+		size_t cap = x->capdev ? x->capdev * 2 : 32;
+		struct xchoice *g = realloc(x->dev, cap * sizeof *g);
+		if (!g)
+			return -1;
+		x->dev = g;
+		x->capdev = cap;
+	}
+	x->dev[x->ndev++] = c;
+	return 0;
+}
+
+static struct xstep *push_step(struct xexec *x)
+{
+	if (x->nstep == x->capstep) {
+		size_t cap = x->capstep ? x->capstep * 2 : 128;
+		struct xstep *g = realloc(x->step, cap * sizeof *g);
+		if (!g)
+			return NULL;
+		x->step = g;
+		x->capstep = cap;
+	}
+	struct xstep *st = &x->step[x->nstep++];
+	memset(st, 0, offsetof(struct xstep, path));
+	st->path[0] = st->path2[0] = '\0';
+	return st;
+}
+
+void xexec_free(struct xexec *x)
+{
+	free(x->dev);
+	free(x->step);
+	memset(x, 0, sizeof *x);
+}
+
+/* ---- one execution ---- */
+
+/* One execution in a worker process: everything set up afresh. */
+static void x_worker_exec(struct explorer *ex, unsigned id)
+{
+	struct xcfg *cfg = ex->cfg;  /* this process's copy */
+	if (ex->body) {
+		struct fsx_binding b = { .worker = id, .arena = ex->arena, .stale_ms = ex->stall_base[id],
+					 .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s };
+		fsx_bind(&b);
+		ex->body(id, ex->store, ex->body_arg);
+		fsx_unbind();
+		return;
+	}
+	unsigned slot = cfg_proto_slot(&cfg->run, id);
+	struct worker_spec sp = {
+		.id = id,
+		.pid = SCHED_VPID_BASE + (int)id,
+		.workers = ex->s->n,
+		.seed = cfg->run.seed,
+		.proto = cfg->run.proto[slot],
+		.pvals = cfg->run.pvals[slot],
+		.workload = cfg->run.workload,
+		.wparam = cfg->run.wvals,
+		.state_file = ex->state_file,
+		.arena = ex->arena,
+		.jmem = &ex->s->jmem,
+		.ops = ex->s->ops[id],
+		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s },
+	};
+	if (worker_run(&sp) != 0)
+		_exit(3);
+}
+
+/* A worker process: executions one after another, until it is killed. */
+static _Noreturn void x_worker(struct explorer *ex, unsigned id)
+{
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	journal_clock_ns = x_clock;
+	sched_attach(ex->s, id);
+	for (;;) {
+		sched_finish(); /* ready: wait for the start of an execution */
+		x_worker_exec(ex, id);
+	}
+}
+
+static int stamp_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
+	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+	return 0;
+}
+
+/* Kill and collect every worker process (the next execution forks new ones). */
+static void x_kill_all(struct explorer *ex, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ex->s->w[i].pid > 0)
+			kill(ex->s->w[i].pid, SIGKILL);
+	for (unsigned i = 0; i < n; i++)
+		if (ex->s->w[i].pid > 0) {
+			while (waitpid(ex->s->w[i].pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			ex->s->w[i].pid = 0;
+			atomic_store(&ex->s->w[i].state, SS_DONE);
+		}
+}
+
+static int x_harness(struct xexec *x, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->why, sizeof x->why, fmt, ap);
+	va_end(ap);
+	x->outcome = XO_HARNESS;
+	return -1;
+}
+
+static int x_quiet(struct explorer *ex, struct xexec *x)
+{
+	int dead;
+	if (sched_wait_quiet(ex->s, X_QUIET_TIMEOUT_MS, &dead) == 0)
+		return 0;
+	if (dead >= 0)
+		return x_harness(x, "w%d died outside the file-system seam (a harness bug)", dead);
+	return x_harness(x, "a worker ran %d s without reaching its next step", X_QUIET_TIMEOUT_MS / 1000);
+}
+
+/* A record on a worker's behalf, or the driver's (w = JOURNAL_DRIVER). */
+static void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c)
+{
+	ex->ctl_j.worker = (uint16_t)w;
+	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : SCHED_VPID_BASE + (int32_t)w;
+	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
+}
+
+static void x_check(struct explorer *ex, struct xexec *x);
+
+/* Run one execution of N workers x OPS ops; CHOOSE picks at every decision.
+ * Returns 0 (x->outcome says how it ended) or -1 when the harness failed. */
+int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x)
+{
+	struct sched *s = ex->s;
+	const unsigned n = sh->n;
+	x->sh = *sh;
+	x->ndev = x->nstep = 0;
+	x->decisions = 0;
+	x->outcome = XO_PASS;
+	x->inv = -1;
+	x->stall_ms = 0;
+	x->why[0] = '\0';
+	ex->cfg->run.workers = n;
+
+	if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
+		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
+	sched_reset(s, n, sh->ops);
+	arena_reset(ex->arena);
+	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0)
+		return x_harness(x, "workload setup: %s", strerror(errno));
+	nftw(ex->store, stamp_entry, 16, FTW_PHYS); /* what setup made is as old as the clock */
+
+	/* workers: the live ones wait in sched_finish; fork the missing ones */
+	fflush(NULL);
+	for (unsigned i = 0; i < n; i++) {
+		if (s->w[i].pid > 0)
+			continue;
+		atomic_store(&s->w[i].state, SS_IDLE);
+		pid_t pid = fork();
+		if (pid < 0) {
+			atomic_store(&s->w[i].state, SS_DONE);
+			return x_harness(x, "fork: %s", strerror(errno));
+		}
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != ex->self)
+				_exit(3);
+			setpgid(0, ex->pgid);
+			x_worker(ex, i);
+		}
+		if (setpgid(pid, ex->pgid) != 0 && ex->pgid)
+			setpgid(pid, 0);
+		if (!ex->pgid)
+			ex->pgid = pid;
+		s->w[i].pid = pid;
+	}
+	if (x_quiet(ex, x))
+		goto fail;
+	/* start them one after another: each runs until its first step; a
+	 * start that did more than start (a protocol whose acquire makes no
+	 * call holds already) is a line of the story */
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t from = s->jmem.n;
+		sched_grant(s, i);
+		if (x_quiet(ex, x))
+			goto fail;
+		struct xstep probe = { .kind = XK_RUN, .w = (uint8_t)i, .state = SS_STEP, .fsop = FSX_OP_COUNT,
+				       .rec_from = from, .rec_to = s->jmem.n };
+		char ev[256];
+		int holding[SCHED_MAX_WORKERS] = { 0 };
+		step_events(ex, &probe, holding, ev, sizeof ev);
+		struct xstep *st = ev[0] ? push_step(x) : NULL;
+		if (st) {
+			memcpy(st, &probe, offsetof(struct xstep, path));
+			st->path[0] = st->path2[0] = '\0';
+		}
+	}
+
+	int current = -1, barred = -1;
+	unsigned stalls = 0, crashes = 0;
+	uint32_t run_steps = 0;
+	size_t blocked_at[SCHED_MAX_WORKERS] = { 0 };
+	int64_t pause_until[SCHED_MAX_WORKERS] = { 0 }; /* pause: not before this virtual time */
+	struct xstep *last = NULL;
+	for (;;) {
+		/* what the last step did */
+		if (last) {
+			struct sched_slot *sl = &s->w[last->w];
+			last->result = sl->result;
+			last->err = sl->err;
+			last->rec_to = s->jmem.n;
+			uint32_t st = atomic_load(&sl->state);
+			if (st == SS_SLEEP) {
+				last->then_sleeps = 1;
+				last->ms = (sl->wake_ns - atomic_load(&s->now_ns)) / 1000000;
+			} else if (st == SS_BLOCKED) {
+				blocked_at[last->w] = x->nstep;
+			}
+			last = NULL;
+		}
+		if (s->jmem.dropped) {
+			x_harness(x, "more than %u journal records in one execution", X_REC_CAP);
+			goto fail;
+		}
+
+		int64_t now = atomic_load(&s->now_ns);
+		int enabled[SCHED_MAX_WORKERS], live[SCHED_MAX_WORKERS];
+		unsigned nen = 0, nlive = 0, nsleep = 0, nblocked = 0;
+		int64_t next_wake = INT64_MAX;
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t st = atomic_load(&s->w[i].state);
+			enabled[i] = live[i] = 0;
+			if (st == SS_DONE)
+				continue;
+			live[i] = 1;
+			nlive++;
+			int64_t at = pause_until[i]; /* when it may go on */
+			if (st == SS_SLEEP) {
+				nsleep++;
+				if (s->w[i].wake_ns > at)
+					at = s->w[i].wake_ns;
+			}
+			if (at > now) {
+				if (at < next_wake)
+					next_wake = at;
+			} else if (st == SS_STEP || st == SS_SLEEP) {
+				enabled[i] = 1;
+			} else if (st == SS_BLOCKED) {
+				nblocked++;
+				enabled[i] = x->nstep > blocked_at[i];
+			}
+			nen += enabled[i];
+		}
+		if (barred >= 0 && enabled[barred] && nen > 1) {
+			enabled[barred] = 0;
+			nen--;
+		}
+		barred = -1;
+		if (!nlive)
+			break;
+		if (!nen) {
+			if (next_wake != INT64_MAX) { /* everyone waits for the clock: move it */
+				atomic_store(&s->now_ns, next_wake);
+				continue;
+			}
+			/* blocked on each other for good */
+			x->outcome = XO_FAIL;
+			x->inv = INV_LIVENESS;
+			snprintf(x->why, sizeof x->why, "deadlock: %u workers wait for a lock nobody will release", nblocked);
+			x_kill_all(ex, n);
+			break;
+		}
+		if (x->nstep >= ex->cfg->max_steps) {
+			x->outcome = XO_BOUND;
+			snprintf(x->why, sizeof x->why, "stopped at the step bound (%u steps)", ex->cfg->max_steps);
+			x_kill_all(ex, n);
+			break;
+		}
+
+		/* the options: the default first */
+		struct xopt opt[X_MAX_OPTS];
+		unsigned nopt = 0;
+		int cur_en = current >= 0 && enabled[current];
+		int first = cur_en ? current : -1;
+		for (unsigned i = 0; first < 0 && i < n; i++)
+			if (enabled[i])
+				first = (int)i;
+		opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)first, 0 };
+		for (unsigned i = 0; i < n; i++)
+			if (enabled[i] && (int)i != first)
+				opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)i, 0 };
+		unsigned nrun = nopt;
+		if (stalls < ex->cfg->max_stalls)
+			for (unsigned k = XK_STALL; k <= XK_PAUSE; k += XK_PAUSE - XK_STALL)
+				for (unsigned m = 0; m < ex->cfg->nstallv; m++)
+					for (unsigned i = 0; i < n; i++)
+						if (live[i] && (k == XK_STALL || (ex->cfg->pauses && pause_until[i] <= now)))
+							opt[nopt++] = (struct xopt){ (uint8_t)k, (uint8_t)i, (uint8_t)m };
+		if (crashes < ex->cfg->max_crashes)
+			for (unsigned i = 0; i < n; i++)
+				if (live[i])
+					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)i, 0 };
+		struct xdec d = { x->decisions, opt, nopt, nrun, current, cur_en, run_steps };
+		unsigned pick = choose(ctx, &d);
+		if (pick >= nopt)
+			pick = 0;
+		if (pick && push_dev(x, (struct xchoice){ x->decisions, opt[pick].kind, opt[pick].w, opt[pick].m })) {
+			x_harness(x, "out of memory");
+			goto fail;
+		}
+		x->decisions++;
+
+		unsigned w = opt[pick].w;
+		struct sched_slot *sl = &s->w[w];
+		struct xstep *st = push_step(x);
+		if (!st) {
+			x_harness(x, "out of memory");
+			goto fail;
+		}
+		st->kind = opt[pick].kind;
+		st->w = (uint8_t)w;
+		st->m = opt[pick].m;
+		st->state = (uint8_t)atomic_load(&sl->state);
+		st->fsop = sl->fsop;
+		st->op_no = sl->op_no;
+		st->point = sl->point;
+		st->now_ns = now;
+		st->rec_from = st->rec_to = s->jmem.n;
+		memcpy(st->path, sl->path, sizeof st->path);
+		memcpy(st->path2, sl->path2, sizeof st->path2);
+		if (st->kind == XK_RUN) {
+			atomic_store(&s->now_ns, now + X_STEP_NS);
+			run_steps++;
+			current = (int)w;
+			sched_grant(s, w);
+			if (x_quiet(ex, x))
+				goto fail;
+			last = st;
+		} else if (st->kind == XK_STALL) {
+			/* it is descheduled while the clock moves past the stale age */
+			int64_t ms = (int64_t)llround(ex->cfg->stallv[st->m] * (double)ex->stall_base[w]);
+			st->ms = ms;
+			x->stall_ms += ms;
+			stalls++;
+			atomic_store(&s->now_ns, now + ms * 1000000LL);
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/stall"), ms);
+			st->rec_to = s->jmem.n;
+			barred = (int)w;
+		} else if (st->kind == XK_PAUSE) {
+			/* descheduled while the others go on: the clock moves through their sleeps */
+			int64_t ms = (int64_t)llround(ex->cfg->stallv[st->m] * (double)ex->stall_base[w]);
+			st->ms = ms;
+			x->stall_ms += ms;
+			stalls++;
+			pause_until[w] = now + ms * 1000000LL;
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/pause"), ms);
+			st->rec_to = s->jmem.n;
+			if (current == (int)w)
+				current = -1;
+		} else {
+			crashes++;
+			x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash("explore/crash"), 0);
+			pid_t pid = sl->pid;
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			sl->pid = 0;
+			atomic_store(&sl->state, SS_DONE);
+			x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);
+			st->rec_to = s->jmem.n;
+			if (current == (int)w)
+				current = -1;
+		}
+	}
+	ex->execs++;
+	ex->steps += x->nstep;
+	if (x->decisions > ex->kest)
+		ex->kest = x->decisions;
+	ex->dsum += x->decisions;
+	if (!ex->body && (x->outcome == XO_PASS || x->outcome == XO_FAIL)) /* a cut schedule is not judged */
+		x_check(ex, x);
+	return 0;
+fail:
+	x_kill_all(ex, n);
+	return -1;
+}
+
+static void x_check(struct explorer *ex, struct xexec *x)
+{
+	const struct xcfg *cfg = ex->cfg;
+	int64_t budget[SCHED_MAX_WORKERS];
+	for (unsigned i = 0; i < x->sh.n; i++) /* a stall moves everyone's clock: it is not their wait */
+		budget[i] = ex->budget_ms[i] == LS_NEVER ? LS_NEVER : ex->budget_ms[i] + x->stall_ms;
+	size_t flen = 0, slen = 0;
+	char *final = fsutil_slurp(ex->state_file, &flen);
+	unsigned f = cfg->run.workload->flags;
+	char *snap = NULL;
+	if (f & WL_CHECK_SEQ) { /* the append workload's snapshot, judged against the journal */
+		char sp[PATH_MAX + 64];
+		append_snapshot_path(ex->state_file, sp, sizeof sp);
+		snap = fsutil_slurp(sp, &slen);
+	}
+	struct check_input in = {
+		.rec = ex->s->jmem.rec,
+		.n = ex->s->jmem.n,
+		.workers = x->sh.n,
+		.stale_ms = ex->stale_ms,
+		.budget_ms = budget,
+		.proto_of = ex->proto_of,
+		.check_state = (f & WL_CHECK_STATE) != 0,
+		.check_seq = (f & WL_CHECK_SEQ) != 0,
+		.check_stale_read = (f & WL_CHECK_STALE_READ) != 0,
+		.final_state = final,
+		.final_len = flen,
+		.final_snapshot = snap,
+		.final_snapshot_len = slen,
+	};
+	int deadlock = x->outcome == XO_FAIL;
+	int cr = check_run(&in, &x->res);
+	free(final);
+	free(snap);
+	if (cr != 0) {
+		x_harness(x, "checker: %s", strerror(errno));
+		return;
+	}
+	if (deadlock)
+		return;
+	/* the first violated invariant among those asked for (--invariant) */
+	for (int i = 0; i < INV__COUNT && !x->res.pass; i++)
+		if (x->res.inv[i].applicable && x->res.inv[i].violations &&
+		    (!cfg->want || (cfg->want & (1u << i)))) {
+			x->outcome = XO_FAIL;
+			x->inv = i;
+			break;
+		}
+}
+
+/* ---- the explorer's own setup ---- */
+
+int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
+{
+	memset(ex, 0, sizeof *ex);
+	ex->cfg = cfg;
+	ex->self = getpid();
+	const char *base = cfg->dir[0] ? cfg->dir : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	struct stat st;
+	if (stat(base, &st) != 0 || !S_ISDIR(st.st_mode))
+		return runcfg_fail(why, len, "--dir %s: not a directory", base);
+	snprintf(ex->xdir, sizeof ex->xdir, "%s/lockstorm-explore-XXXXXX", base);
+	if (!mkdtemp(ex->xdir))
+		return runcfg_fail(why, len, "cannot make a scratch directory in %s: %s", base, strerror(errno));
+	snprintf(ex->store, sizeof ex->store, "%s/store", ex->xdir);
+	snprintf(ex->state_file, sizeof ex->state_file, "%s/state.json", ex->store);
+	/* one CPU for the explorer and its workers (sched.c says why); the
+	 * workers inherit it */
+	if (!cfg->no_pin && sched_getaffinity(0, sizeof ex->old_cpus, &ex->old_cpus) == 0) {
+		int cpu = sched_getcpu();
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu >= 0 ? cpu : 0, &one);
+		ex->pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+	}
+	ex->s = sched_create(SCHED_MAX_WORKERS, X_REC_CAP);
+	ex->arena = arena_create(SCHED_MAX_WORKERS);
+	ex->pairs = calloc(X_PAIRS, sizeof *ex->pairs);
+	if (!ex->s || !ex->arena || !ex->pairs)
+		return runcfg_fail(why, len, "cannot set up the scheduler: %s", strerror(errno));
+	clock_s = ex->s;
+	ex->s->yield_points = cfg->points;
+	journal_clock_ns = x_clock;
+	journal_point_name = point_name;
+	journal_open_mem(&ex->ctl_j, &ex->s->jmem, JOURNAL_DRIVER, (int32_t)getpid());
+	static struct lock lk;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++) {
+		unsigned slot = cfg_proto_slot(&cfg->run, i);
+		lock_setup(&lk, cfg->run.proto[slot], ex->state_file, cfg->run.pvals[slot], i, NULL);
+		ex->stale_ms[i] = lk.ops->stale_ms(&lk);
+		ex->budget_ms[i] = lk.ops->wait_budget_ms(&lk);
+		ex->stall_base[i] = worker_stale_ms(&lk);
+		ex->proto_of[i] = lk.ops->name;
+	}
+	return 0;
+}
+
+void explorer_close(struct explorer *ex)
+{
+	if (ex->s)
+		x_kill_all(ex, SCHED_MAX_WORKERS);
+	if (ex->xdir[0])
+		fsutil_rm_tree(ex->xdir);
+	sched_destroy(ex->s);
+	arena_destroy(ex->arena);
+	free(ex->pairs);
+	journal_clock_ns = NULL;
+	if (ex->pinned)
+		sched_setaffinity(0, sizeof ex->old_cpus, &ex->old_cpus);
+}
+
+/* ---- scripted executions (tests) ---- */
+
+int explore_script(const struct explore_script *sc, char ***lines, size_t *n, char *why, size_t len)
+{
+	*lines = NULL;
+	*n = 0;
+	if (!sc->workers || sc->workers > SCHED_MAX_WORKERS || !sc->body)
+		return runcfg_fail(why, len, "explore_script: 1 to %d workers and a body", SCHED_MAX_WORKERS);
+	static struct xcfg cfg;
+	xcfg_defaults(&cfg);
+	char w[256];
+	if (runcfg_set_protocols(&cfg.run, "none", w, sizeof w) || runcfg_resolve(&cfg.run, w, sizeof w))
+		return runcfg_fail(why, len, "%s", w);
+	cfg.run.workers = sc->workers;
+	cfg.stallv[0] = sc->stall > 0 ? sc->stall : 1.5;
+	cfg.nstallv = 1;
+	cfg.pauses = 1;
+	cfg.max_stalls = cfg.max_crashes = 16;
+	static struct explorer ex;
+	if (explorer_open(&ex, &cfg, why, len) != 0) {
+		explorer_close(&ex);
+		return -1;
+	}
+	ex.body = sc->body;
+	ex.body_arg = sc->arg;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		ex.stall_base[i] = sc->stale_ms > 0 ? sc->stale_ms : 10000;
+	struct xexec x = { 0 };
+	const struct xshape sh = shape_even(sc->workers, 1);
+	int rc = x_replay(&ex, &sh, sc->choices, sc->nchoices, &x);
+	if (rc != 0) {
+		snprintf(why, len, "%s", x.why);
+	} else if (!(*lines = calloc(x.nstep + 1, sizeof **lines))) {
+		rc = runcfg_fail(why, len, "out of memory");
+	} else {
+		for (size_t k = 0; k < x.nstep; k++) {
+			char words[512];
+			step_words(&ex, &x.step[k], words, sizeof words);
+			(*lines)[k] = strdup(words);
+		}
+		*n = x.nstep;
+	}
+	xexec_free(&x);
+	explorer_close(&ex);
+	return rc;
+}
+
+void explore_lines_free(char **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}

@@ -1,0 +1,370 @@
+/*
+ * options.c - the explore command's configuration and options (see xint.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../faults/fsx.h"
+#include "../workloads/workload.h"
+#include "../core/arena.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
+#include "../run/driver.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
+#include "../run/runcfg.h"
+#include "../core/sched.h"
+#include "xint.h"
+
+/* ---- configuration ---- */
+
+static const char explore_usage[] =
+	"usage: lockstorm explore [options]\n"
+	"\n"
+	"Search the interleavings of the workers' file-system steps instead of hoping a random\n"
+	"torture hits them.  Every fsx call is a step the scheduler grants; time is virtual (the\n"
+	"origins' real stale ages apply and a stall costs nothing); a stall (the clock jumps past\n"
+	"a multiple of the stall-ed worker's stale age) and a crash (SIGKILL at a step) are choices\n"
+	"too.  A failure is shrunk, printed as a story and saved for `lockstorm replay`.\n"
+	"\n"
+	"  -p, --protocol P[,P..]   protocol revision(s) (default mkdir-owner; a list makes a mixed fleet)\n"
+	"  -w, --workload W         update (default), hold, append, generation\n"
+	"  -n, --workers N          worker processes, 1 to 16 (default 2)\n"
+	"      --ops N              operations per worker (default 2)\n"
+	"      --param K=V          a protocol or workload parameter (real time: no --time-scale)\n"
+	"  -s, --seed S             seed of the search and of the workers' names and tokens (default 1)\n"
+	"      --strategy S         random (default) | pct:d=N (PCT, bug depth N, default 3) |\n"
+	"                           dfs:preempt=N (every schedule with at most N preemptions)\n"
+	"      --schedules N        stop after N schedules (default 20000; dfs: until exhausted)\n"
+	"      --time-budget D      stop after D of wall time (default 60s)\n"
+	"      --all                go on after a failure; report each distinct one (default: stop)\n"
+	"      --max-stalls N       stalls per schedule (default 1)\n"
+	"      --max-crashes N      crashes per schedule (default 1)\n"
+	"      --stall K[,K..]      a stall moves the clock K x the stale age; several: the strategy\n"
+	"                           picks one per stall (default 1.5)\n"
+	"      --pauses             a stall may also be a pause: the worker is descheduled while the\n"
+	"                           others go on through the times in between (the clock moves with\n"
+	"                           their sleeps), instead of the clock jumping for all at once\n"
+	"      --points             every protocol point is a decision too, so a stall or a crash can\n"
+	"                           land between a step and the decision taken from it (slower)\n"
+	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
+	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
+	"                           no-lost-writes to find a lost write where a double holder comes first\n"
+	"      --no-shrink          save failures as found\n"
+	"  -o, --out DIR            write counterexamples as DIR/cex-N.json (default ./explore-out,\n"
+	"                           made only when something is found)\n"
+	"      --json FILE          a summary: schedules, rate, failures, coverage\n"
+	"      --dir DIR            where to make the scratch directory (default /dev/shm, else /tmp)\n"
+	"      --no-pin             do not pin the explorer and its workers to the CPU it starts on\n"
+	"  -q, --quiet              only the verdict and the story\n"
+	"  -v, --verbose            every schedule's outcome\n"
+	"\n"
+	"exit: 0 nothing found, 1 a violation found, 2 bad usage, 3 the harness failed\n";
+
+static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!s[0] || s[0] == '-')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void xcfg_defaults(struct xcfg *c)
+{
+	memset(c, 0, sizeof *c);
+	runcfg_defaults(&c->run);
+	char why[256];
+	runcfg_set_protocols(&c->run, "mkdir-owner", why, sizeof why);
+	c->run.workers = 2;
+	c->run.time_scale = 1.0;
+	c->run.duration_ms = 0;
+	c->ops = 2;
+	c->strategy = XS_RANDOM;
+	c->pct_d = 3;
+	c->preempt = 2;
+	c->schedules = 20000;
+	c->budget_ms = 60000;
+	c->max_stalls = 1;
+	c->max_crashes = 1;
+	c->max_steps = 2000;
+	c->stallv[0] = 1.5;
+	c->nstallv = 1;
+	snprintf(c->outdir, sizeof c->outdir, "explore-out");
+}
+
+static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
+{
+	uint64_t v;
+	if (!strcmp(s, "random")) {
+		c->strategy = XS_RANDOM;
+	} else if (!strcmp(s, "pct")) {
+		c->strategy = XS_PCT;
+	} else if (!strncmp(s, "pct:d=", 6)) {
+		if (parse_uint(s + 6, 1, 15, &v))
+			return runcfg_fail(why, len, "--strategy %s: want pct:d=N with N from 1 to 15", s);
+		c->strategy = XS_PCT;
+		c->pct_d = (unsigned)v;
+	} else if (!strcmp(s, "dfs")) {
+		c->strategy = XS_DFS;
+	} else if (!strncmp(s, "dfs:preempt=", 12)) {
+		if (parse_uint(s + 12, 0, 100, &v))
+			return runcfg_fail(why, len, "--strategy %s: want dfs:preempt=N with N from 0 to 100", s);
+		c->strategy = XS_DFS;
+		c->preempt = (unsigned)v;
+	} else {
+		return runcfg_fail(why, len, "--strategy %s: want random, pct:d=N or dfs:preempt=N", s);
+	}
+	return 0;
+}
+
+/* The explorer schedules fsx steps: an adapter process makes none. */
+int builtin_only(const struct run_config *r, char *why, size_t len)
+{
+	for (unsigned i = 0; i < r->nproto; i++)
+		if (r->proto[i]->flags & LOCK_EXTERNAL)
+			return runcfg_fail(why, len, "%s: explore schedules the built-in protocols' steps; an external "
+				     "adapter runs under `lockstorm run` only", r->proto[i]->name);
+	return 0;
+}
+
+/* "no-lost-writes,zombie-write" -> a bit per invariant */
+int parse_invariants(const char *list, unsigned *want, char *why, size_t len)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", list);
+	*want = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+		for (int i = 0; i < INV__COUNT; i++)
+			if (!strcmp(t, check_inv_name((enum inv_id)i)))
+				found = i;
+		if (found < 0) {
+			char names[256];
+			size_t n = 0;
+			for (int i = 0; i < INV__COUNT; i++)
+				n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+						      i ? ", " : "", check_inv_name((enum inv_id)i));
+			return runcfg_fail(why, len, "--invariant %s: unknown invariant '%s' (known: %s)", list, t, names);
+		}
+		*want |= 1u << found;
+	}
+	return *want ? 0 : runcfg_fail(why, len, "--invariant needs a name");
+}
+
+/* "1.5" or "0.5,1.5,3": the multiples of the stale age a stall may take. */
+static int parse_stalls(struct xcfg *c, const char *list, char *why, size_t len)
+{
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", list);
+	c->nstallv = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		double f = strtod(t, &end);
+		if (errno || *end || !(f > 0) || f > 1000 || c->nstallv == X_MAX_STALLV)
+			return runcfg_fail(why, len, "--stall %s: want up to %d multiples of the stale age > 0 (e.g. 1.5 or "
+				     "0.5,1.5)", list, X_MAX_STALLV);
+		c->stallv[c->nstallv++] = f;
+	}
+	return c->nstallv ? 0 : runcfg_fail(why, len, "--stall needs a multiple of the stale age");
+}
+
+/* 0 ok, 1 --help printed, -1 bad usage (why). */
+int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
+{
+	static const struct option longopts[] = {
+		{ "protocol", required_argument, NULL, 'p' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "workers", required_argument, NULL, 'n' },
+		{ "ops", required_argument, NULL, OPT_OPS },
+		{ "param", required_argument, NULL, OPT_PARAM },
+		{ "seed", required_argument, NULL, 's' },
+		{ "strategy", required_argument, NULL, OPT_STRATEGY },
+		{ "schedules", required_argument, NULL, OPT_SCHEDULES },
+		{ "time-budget", required_argument, NULL, OPT_BUDGET },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "max-stalls", required_argument, NULL, OPT_MAX_STALLS },
+		{ "max-crashes", required_argument, NULL, OPT_MAX_CRASHES },
+		{ "stall", required_argument, NULL, OPT_STALL },
+		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
+		{ "no-shrink", no_argument, NULL, OPT_NO_SHRINK },
+		{ "invariant", required_argument, NULL, OPT_INVARIANT },
+		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+		{ "pauses", no_argument, NULL, OPT_PAUSES },
+		{ "points", no_argument, NULL, OPT_POINTS },
+		{ "out", required_argument, NULL, 'o' },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int saw_schedules = 0;
+	optind = 1;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, ":p:w:n:s:o:qvh", longopts, NULL)) != -1) {
+		uint64_t v;
+		switch (ch) {
+		case 'p':
+			if (runcfg_set_protocols(&c->run, optarg, why, len))
+				return -1;
+			break;
+		case 'w':
+			if (runcfg_set_workload(&c->run, optarg, why, len))
+				return -1;
+			break;
+		case 'n':
+			if (parse_uint(optarg, 1, SCHED_MAX_WORKERS, &v))
+				return runcfg_fail(why, len, "-n %s: want a worker count from 1 to %d", optarg, SCHED_MAX_WORKERS);
+			c->run.workers = (unsigned)v;
+			break;
+		case OPT_OPS:
+			if (parse_uint(optarg, 1, 1000, &v))
+				return runcfg_fail(why, len, "--ops %s: want operations per worker from 1 to 1000", optarg);
+			c->ops = (unsigned)v;
+			break;
+		case OPT_PARAM:
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				return runcfg_fail(why, len, "--param %s: want K=V", optarg);
+			if (c->run.nkv == CFG_MAX_KV)
+				return runcfg_fail(why, len, "too many --param (at most %d)", CFG_MAX_KV);
+			c->run.kv[c->run.nkv++] = optarg;
+			break;
+		case 's':
+			if (parse_uint(optarg, 0, UINT64_MAX, &v))
+				return runcfg_fail(why, len, "-s %s: want a whole number", optarg);
+			c->run.seed = v;
+			break;
+		case OPT_STRATEGY:
+			if (parse_strategy(c, optarg, why, len))
+				return -1;
+			break;
+		case OPT_SCHEDULES:
+			if (parse_uint(optarg, 1, UINT64_MAX, &v))
+				return runcfg_fail(why, len, "--schedules %s: want a whole number >= 1", optarg);
+			c->schedules = v;
+			saw_schedules = 1;
+			break;
+		case OPT_BUDGET: {
+			int64_t ms = runcfg_parse_duration(optarg);
+			if (ms <= 0)
+				return runcfg_fail(why, len, "--time-budget %s: want a duration like 500ms, 5s or 2m", optarg);
+			c->budget_ms = ms;
+			break;
+		}
+		case OPT_ALL:
+			c->all = 1;
+			break;
+		case OPT_MAX_STALLS:
+			if (parse_uint(optarg, 0, 16, &v))
+				return runcfg_fail(why, len, "--max-stalls %s: want 0 to 16", optarg);
+			c->max_stalls = (unsigned)v;
+			break;
+		case OPT_MAX_CRASHES:
+			if (parse_uint(optarg, 0, 16, &v))
+				return runcfg_fail(why, len, "--max-crashes %s: want 0 to 16", optarg);
+			c->max_crashes = (unsigned)v;
+			break;
+		case OPT_STALL:
+			if (parse_stalls(c, optarg, why, len))
+				return -1;
+			break;
+		case OPT_MAX_STEPS:
+			if (parse_uint(optarg, 10, 1000000, &v))
+				return runcfg_fail(why, len, "--max-steps %s: want 10 to 1000000", optarg);
+			c->max_steps = (unsigned)v;
+			break;
+		case OPT_NO_SHRINK:
+			c->no_shrink = 1;
+			break;
+		case OPT_INVARIANT:
+			if (parse_invariants(optarg, &c->want, why, len))
+				return -1;
+			break;
+		case OPT_NO_PIN:
+			c->no_pin = 1;
+			break;
+		case OPT_PAUSES:
+			c->pauses = 1;
+			break;
+		case OPT_POINTS:
+			c->points = 1;
+			break;
+		case 'o':
+			if (strlen(optarg) >= sizeof c->outdir - 32)
+				return runcfg_fail(why, len, "-o: path too long");
+			snprintf(c->outdir, sizeof c->outdir, "%s", optarg);
+			break;
+		case OPT_JSON:
+			snprintf(c->json, sizeof c->json, "%s", optarg);
+			break;
+		case OPT_DIR:
+			if (strlen(optarg) >= sizeof c->dir - 64)
+				return runcfg_fail(why, len, "--dir: path too long");
+			snprintf(c->dir, sizeof c->dir, "%s", optarg);
+			break;
+		case 'q':
+			c->quiet = 1;
+			break;
+		case 'v':
+			c->verbose = 1;
+			break;
+		case 'h':
+			fputs(explore_usage, stdout);
+			return 1;
+		case ':':
+			return runcfg_fail(why, len, "option %s needs a value", argv[optind - 1]);
+		default:
+			return runcfg_fail(why, len, "unknown option '%s' (see lockstorm explore --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return runcfg_fail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
+	if (c->strategy == XS_DFS && !saw_schedules)
+		c->schedules = 0;
+	struct stat st;
+	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return runcfg_fail(why, len, "--dir %s: not a directory", c->dir);
+	return builtin_only(&c->run, why, len) ? -1 : runcfg_resolve(&c->run, why, len);
+}
+
+void say_config(const struct xcfg *c)
+{
+	fprintf(stderr, "lockstorm explore: ");
+	for (unsigned i = 0; i < c->run.nproto; i++)
+		fprintf(stderr, "%s%s", i ? "," : "", c->run.proto[i]->name);
+	fprintf(stderr, " / %s, %u workers x %u ops, strategy ", c->run.workload->name, c->run.workers, c->ops);
+	if (c->strategy == XS_RANDOM)
+		fprintf(stderr, "random");
+	else if (c->strategy == XS_PCT)
+		fprintf(stderr, "pct:d=%u", c->pct_d);
+	else
+		fprintf(stderr, "dfs:preempt=%u", c->preempt);
+	fprintf(stderr, ", seed %llu, stalls <= %u (", (unsigned long long)c->run.seed, c->max_stalls);
+	for (unsigned i = 0; i < c->nstallv; i++)
+		fprintf(stderr, "%s%.3g", i ? " or " : "", c->stallv[i]);
+	fprintf(stderr, " x stale), crashes <= %u\n", c->max_crashes);
+}
+

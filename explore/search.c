@@ -1,0 +1,335 @@
+/*
+ * search.c - `lockstorm explore` (see explore.h and docs/explore.md): the
+ * search loop, and for each failure found: more search for a shorter story,
+ * shrink, print, save.  The other parts are beside it (xint.h lists them).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../faults/fsx.h"
+#include "../workloads/workload.h"
+#include "../core/arena.h"
+#include "../check/checker.h"
+#include "../workloads/config.h"
+#include "../run/driver.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
+#include "../run/runcfg.h"
+#include "../core/sched.h"
+#include "xint.h"
+
+volatile sig_atomic_t x_interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	x_interrupted = 1;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- explore ---- */
+
+struct found {
+	uint64_t sig;
+	char file[PATH_MAX + 32];
+	int inv;
+	size_t story_steps;
+};
+
+/* A failing schedule kept for shrinking: its shape and deviations. */
+struct xcand {
+	struct xshape sh;
+	struct xchoice *dev;
+	size_t ndev, len;
+};
+
+#define X_POLISH_KEEP 3
+
+/* Keep the X_POLISH_KEEP failures with the shortest stories (X's journal is current). */
+static void cand_offer(struct xcand *c, size_t *nc, const struct explorer *ex, const struct xexec *x)
+{
+	size_t len = story_len(ex, x);
+	size_t at = *nc < X_POLISH_KEEP ? (*nc)++ : X_POLISH_KEEP - 1;
+	if (at == X_POLISH_KEEP - 1 && *nc == X_POLISH_KEEP && c[at].dev && c[at].len <= len)
+		return;
+	free(c[at].dev);
+	c[at].sh = x->sh;
+	c[at].ndev = x->ndev;
+	c[at].len = len;
+	c[at].dev = malloc((x->ndev + 1) * sizeof *c[at].dev);
+	if (c[at].dev)
+		memcpy(c[at].dev, x->dev, x->ndev * sizeof *c[at].dev);
+	for (size_t i = at; i > 0 && c[i].len < c[i - 1].len; i--) {
+		struct xcand t = c[i];
+		c[i] = c[i - 1];
+		c[i - 1] = t;
+	}
+}
+
+int explore_main(int argc, char **argv)
+{
+	static struct xcfg cfg;
+	char why[1024];
+	xcfg_defaults(&cfg);
+	int r = xcfg_parse(&cfg, argc, argv, why, sizeof why);
+	if (r == 1)
+		return 0;
+	if (r != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		return 2;
+	}
+	static struct explorer ex;
+	if (explorer_open(&ex, &cfg, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		explorer_close(&ex);
+		return 3;
+	}
+	const unsigned n = cfg.run.workers, ops = cfg.ops;
+	const struct xshape sh0 = shape_even(n, ops);
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (!cfg.quiet)
+		say_config(&cfg);
+
+	struct xexec x = { 0 };
+	struct strategy st = { .dfs = { NULL, 0, 0, cfg.preempt, 0 } };
+	struct xdfs *const dfsp = &st.dfs;
+	struct found *found = NULL;
+	size_t nfound = 0, failures = 0;
+	uint64_t bounded = 0;
+	int rc = 0, exhausted = 0;
+	double pct_bound = 0;
+	int tty = isatty(STDERR_FILENO) && !cfg.quiet;
+	int64_t t0 = mono_ms(), last_status = t0, shrink_ms = 0;
+	unsigned shrink_runs = 0;
+	uint64_t sched_no = 0;
+	for (;;) {
+		if (x_interrupted || (cfg.schedules && sched_no >= cfg.schedules) || mono_ms() - t0 >= cfg.budget_ms)
+			break;
+		int er = run_schedule(&ex, &cfg, &st, &sh0, sched_no, &x);
+		sched_no++;
+		if (er != 0) {
+			fprintf(stderr, "lockstorm: explore: schedule %llu: %s\n", (unsigned long long)sched_no, x.why);
+			rc = 3;
+			break;
+		}
+		cover(&ex, &x);
+		bounded += x.outcome == XO_BOUND;
+		if (cfg.verbose)
+			fprintf(stderr, "schedule %llu: %zu steps, %s\n", (unsigned long long)sched_no, x.nstep,
+				x.outcome == XO_FAIL ? check_inv_name((enum inv_id)x.inv)
+				: x.outcome == XO_BOUND ? "cut at the step bound" : "pass");
+		if (x.outcome == XO_FAIL) {
+			failures++;
+			int64_t found_at = mono_ms();
+			const uint64_t found_sched = sched_no;
+			if (!cfg.quiet)
+				fprintf(stderr, "%sfound %s in schedule %llu after %.2f s%s\n", tty ? "\r\033[K" : "",
+					check_inv_name((enum inv_id)x.inv), (unsigned long long)sched_no,
+					(double)(found_at - t0) / 1000.0, cfg.no_shrink ? "" : "; shrinking");
+			struct xexec keep = { 0 };
+			unsigned runs = 0;
+			if (cfg.no_shrink || cfg.strategy == XS_DFS || cfg.all) {
+				/* the DFS stack must survive: shrink a copy */
+				x_replay(&ex, &x.sh, x.dev, x.ndev, &keep);
+				runs = cfg.no_shrink ? 0 : shrink(&ex, &keep);
+			} else {
+				/* a little more search for the same failure with a shorter
+				 * story, then shrink the shortest few and keep the best */
+				struct xcand cand[X_POLISH_KEEP] = { { .dev = NULL } };
+				size_t nc = 0;
+				cand_offer(cand, &nc, &ex, &x);
+				int inv = x.inv;
+				uint64_t extra = sched_no < 100 ? 100 : sched_no > 1000 ? 1000 : sched_no;
+				for (uint64_t e = 0; e < extra && !x_interrupted && mono_ms() - t0 < cfg.budget_ms &&
+						     (!cfg.schedules || sched_no < cfg.schedules); e++) {
+					if (run_schedule(&ex, &cfg, &st, &sh0, sched_no++, &x) == 0 &&
+					    x.outcome == XO_FAIL && x.inv == inv)
+						cand_offer(cand, &nc, &ex, &x);
+				}
+				found_at = mono_ms(); /* the search went on until here; shrinking starts */
+				size_t best_len = SIZE_MAX;
+				for (size_t i = 0; i < nc; i++) {
+					struct xexec t = { 0 };
+					if (!cand[i].dev || x_replay(&ex, &cand[i].sh, cand[i].dev, cand[i].ndev, &t) != 0 ||
+					    t.outcome != XO_FAIL || t.inv != inv) {
+						xexec_free(&t);
+						continue;
+					}
+					runs += 1 + shrink(&ex, &t);
+					x_rerun(&ex, &t);
+					size_t len = story_len(&ex, &t);
+					if (len < best_len) {
+						best_len = len;
+						xexec_free(&keep);
+						keep = t;
+					} else {
+						xexec_free(&t);
+					}
+				}
+				for (size_t i = 0; i < nc; i++)
+					free(cand[i].dev);
+			}
+			struct xexec *fx = &keep;
+			shrink_runs += runs;
+			if (!fx->sh.n) { /* cannot happen: the failure replays */
+				fprintf(stderr, "lockstorm: explore: the failure of schedule %llu did not replay\n",
+					(unsigned long long)found_sched);
+				rc = 3;
+				break;
+			}
+			/* the journal in the mapping is the last replay's: make it this one's */
+			x_rerun(&ex, fx);
+			shrink_ms += mono_ms() - found_at;
+			uint64_t sig = failure_sig(&ex, fx);
+			int dup = 0;
+			for (size_t i = 0; i < nfound; i++)
+				dup |= found[i].sig == sig;
+			if (!dup) {
+				struct found *g = realloc(found, (nfound + 1) * sizeof *g);
+				if (g) {
+					found = g;
+					struct found *f = &found[nfound++];
+					memset(f, 0, sizeof *f);
+					f->sig = sig;
+					f->inv = fx->inv;
+					if (!cfg.no_shrink && !cfg.quiet) {
+						char ops[128];
+						shape_ops(&fx->sh, ops, sizeof ops);
+						fprintf(stderr, "shrunk to %u workers x %s ops, %zu choices (%u replays)\n",
+							fx->sh.n, ops, fx->ndev, runs);
+					}
+					printf("failure %zu: %s\n", nfound, check_inv_name((enum inv_id)fx->inv));
+					story_print(stdout, &ex, fx, 0, NULL);
+					verdict_print(stdout, fx);
+					snprintf(f->file, sizeof f->file, "%s/cex-%zu.json", cfg.outdir, nfound);
+					json_t *cj = cex_json(&ex, fx, cfg.strategy == XS_RANDOM ? "random"
+							      : cfg.strategy == XS_PCT ? "pct" : "dfs", found_sched);
+					if (fsx_mkdir_p(cfg.outdir) != 0 || /* the controller is unbound: plain calls */ json_dump_file(cj, f->file, JSON_INDENT(1)) != 0) {
+						fprintf(stderr, "lockstorm: cannot write %s: %s\n", f->file, strerror(errno));
+						f->file[0] = '\0';
+					} else {
+						printf("  saved: %s (replay: lockstorm replay %s)\n", f->file, f->file);
+					}
+					f->story_steps = json_array_size(json_object_get(cj, "story"));
+					json_decref(cj);
+				}
+			}
+			xexec_free(&keep);
+			rc = 1;
+			if (!cfg.all)
+				break;
+		}
+		if (cfg.strategy == XS_DFS && !dfs_next(dfsp, x.decisions)) {
+			exhausted = 1;
+			break;
+		}
+		if (tty && mono_ms() - last_status >= 500) {
+			double el = (double)(mono_ms() - t0) / 1000.0;
+			fprintf(stderr, "\r\033[Kexplore: %llu schedules, %.0f/s, %zu failures, %zu distinct",
+				(unsigned long long)sched_no, (double)sched_no / el, failures, nfound);
+			last_status = mono_ms();
+		}
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	double elapsed = (double)(mono_ms() - t0) / 1000.0;
+	double search_s = (double)(mono_ms() - t0 - shrink_ms) / 1000.0;
+	double rate = search_s > 0 ? (double)sched_no / search_s : 0;
+	json_t *hit = json_array(), *missed = json_array();
+	unsigned nhit = 0, nall = 0;
+	coverage_lists(&ex, hit, missed, &nhit, &nall);
+	if (cfg.strategy == XS_PCT && ex.kest)
+		pct_bound = 1.0 / ((double)n * pow((double)ex.kest, (double)cfg.pct_d - 1));
+	if (rc != 3) {
+		printf("explored %llu schedules (%llu steps) in %.2f s: %.0f schedules/s%s\n", (unsigned long long)sched_no,
+		       (unsigned long long)ex.steps, elapsed, rate, shrink_runs ? " (shrinking not counted)" : "");
+		if (cfg.strategy == XS_PCT)
+			printf("pct d=%u: each schedule finds a bug of depth <= %u with probability >= 1/(n*k^(d-1)) = "
+			       "%.3g (n = %u workers, k = %u steps)\n", cfg.pct_d, cfg.pct_d, pct_bound, n, ex.kest);
+		if (cfg.strategy == XS_DFS)
+			printf("dfs preempt <= %u: bounded space %s after %llu schedules%s\n", cfg.preempt,
+			       exhausted ? "exhausted" : "NOT exhausted", (unsigned long long)sched_no,
+			       exhausted ? "" : rc == 1 && !cfg.all ? " (stopped at the first failure)"
+			       : " (schedule or time budget spent)");
+		if (dfsp->mismatch)
+			printf("warning: %llu replays of a prefix saw other options (nondeterminism)\n",
+			       (unsigned long long)dfsp->mismatch);
+		if (bounded)
+			printf("%llu schedules cut at the step bound (--max-steps %u)\n", (unsigned long long)bounded,
+			       cfg.max_steps);
+		printf("coverage: %u of %u points", nhit, nall);
+		if (json_array_size(missed)) {
+			printf(" (not hit:");
+			for (size_t i = 0; i < json_array_size(missed) && i < 6; i++)
+				printf(" %s", json_string_value(json_array_get(missed, i)));
+			if (json_array_size(missed) > 6)
+				printf(" ...");
+			printf(")");
+		}
+		printf(", %zu ordered step pairs across workers\n", ex.npairs);
+		printf("verdict: %s\n", rc == 1 ? "FAIL" : "pass (nothing found)");
+	}
+	if (cfg.json[0]) {
+		json_t *fl = json_array();
+		for (size_t i = 0; i < nfound; i++)
+			json_array_append_new(fl, json_pack("{s:s,s:s,s:I}", "invariant",
+							    check_inv_name((enum inv_id)found[i].inv), "file", found[i].file,
+							    "story_steps", (json_int_t)found[i].story_steps));
+		json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:b,s:I,s:o,s:{s:i,s:i,s:o,s:o,s:I},s:s}",
+				      "schema", "lockstorm-explore/1",
+				      "strategy", cfg.strategy == XS_RANDOM ? "random" : cfg.strategy == XS_PCT ? "pct" : "dfs",
+				      "workers", n, "ops", ops, "seed", (json_int_t)cfg.run.seed,
+				      "schedules", (json_int_t)sched_no, "steps", (json_int_t)ex.steps,
+				      "elapsed_s", elapsed, "schedules_per_s", rate, "exhausted", exhausted,
+				      "failures", (json_int_t)failures, "distinct", fl,
+				      "coverage", "points_hit", nhit, "points", nall, "hit", hit, "missed", missed,
+				      "step_pairs", (json_int_t)ex.npairs,
+				      "verdict", rc == 1 ? "fail" : rc == 0 ? "pass" : "error");
+		hit = missed = NULL;
+		if (cfg.strategy == XS_PCT)
+			json_object_set_new(o, "pct_probability_bound", json_real(pct_bound));
+		if (json_dump_file(o, cfg.json, JSON_INDENT(1)) != 0) {
+			fprintf(stderr, "lockstorm: cannot write %s\n", cfg.json);
+			if (rc == 0)
+				rc = 3;
+		}
+		json_decref(o);
+	}
+	json_decref(hit);
+	json_decref(missed);
+	if (x_interrupted)
+		fprintf(stderr, "lockstorm: interrupted\n");
+	free(found);
+	free(dfsp->node);
+	xexec_free(&x);
+	explorer_close(&ex);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+

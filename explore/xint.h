@@ -1,0 +1,233 @@
+/*
+ * xint.h - what the explorer's files share (the .c files of explore/; explore.h is the
+ * public side).  Not for use outside explore/.
+ *
+ *   options.c   the explore command's options, xcfg_defaults, xcfg_parse
+ *   engine.c    the explorer's setup, one execution (x_exec), its workers
+ *   strategy.c  random, PCT, bounded DFS and replay choosers, run_schedule
+ *   shrink.c    ddmin and the shrinker
+ *   story.c     the steps a violation depends on, in words
+ *   cex.c       counterexample files: write, load, failure signature
+ *   coverage.c  step pairs and protocol points hit
+ *   search.c    `lockstorm explore`: the search loop
+ *   replay.c    `lockstorm replay`
+ */
+#ifndef LS_XINT_H
+#define LS_XINT_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "explore.h"
+#include "../check/checker.h"
+#include "../core/journal.h"
+#include "../core/prng.h"
+#include "../core/sched.h"
+#include "../workloads/config.h"
+
+#define X_REC_CAP (1u << 16)            /* journal records one execution may write */
+#define X_MAX_STALLV 4                  /* --stall multiples a run may offer */
+#define X_MAX_OPTS ((2 + X_MAX_STALLV) * SCHED_MAX_WORKERS)
+#define X_STEP_NS 1000                  /* the virtual clock moves 1 us per step */
+#define X_QUIET_TIMEOUT_MS 10000        /* real time one step may take before we call it hung */
+#define X_SHRINK_MAX 4000               /* executions the shrinker may spend */
+#define X_PAIRS 65536                   /* coverage: distinct step pairs remembered */
+
+enum { XS_RANDOM, XS_PCT, XS_DFS };
+enum { XO_PASS, XO_FAIL, XO_BOUND, XO_HARNESS };
+
+/* How many workers, and how many operations each one runs. */
+struct xshape {
+	unsigned n;
+	unsigned ops[SCHED_MAX_WORKERS];
+};
+struct xcfg {
+	struct run_config run;   /* protocols, workload, workers, seed, params (time scale 1) */
+	unsigned ops;            /* operations per worker */
+	int strategy;
+	unsigned pct_d, preempt;
+	uint64_t schedules;      /* 0: no limit */
+	int64_t budget_ms;
+	int all;
+	unsigned max_stalls, max_crashes, max_steps;
+	double stallv[X_MAX_STALLV]; /* --stall: the multiples of the stale age a stall may take */
+	int pauses;              /* --pauses: a stall may also be a pause (the others go on meanwhile) */
+	int points;              /* --points: every protocol point is a decision too */
+	unsigned nstallv;
+	char outdir[PATH_MAX];
+	char dir[PATH_MAX];      /* where our work directory is made */
+	char json[PATH_MAX];
+	int quiet, verbose, no_shrink;
+	struct xshape replay_sh; /* replay: the file's workers and ops */
+	int no_pin;              /* --no-pin: leave the CPU affinity alone */
+	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
+};
+
+/* One line of an execution: a granted step, a stall or a crash. */
+struct xstep {
+	uint8_t kind;            /* enum xkind */
+	uint8_t w;
+	uint8_t m;               /* stall: the multiple's index */
+	uint8_t state;           /* SS_STEP, SS_SLEEP or SS_BLOCKED when granted */
+	uint8_t then_sleeps;     /* the worker went to sleep after this step */
+	uint16_t fsop;           /* FSX_*; FSX_OP_COUNT for the start of a worker */
+	int32_t result, err;
+	uint32_t op_no;
+	int64_t now_ns;          /* the clock when it was taken */
+	int64_t ms;              /* stall: its length; then_sleeps: how long */
+	const char *point;       /* the last protocol point before it */
+	uint32_t rec_from, rec_to; /* the journal records it produced */
+	char path[SCHED_PATH], path2[SCHED_PATH];
+};
+
+struct xexec {
+	struct xshape sh;
+	struct xchoice *dev;     /* deviations from the default, in decision order */
+	size_t ndev, capdev;
+	struct xstep *step;
+	size_t nstep, capstep;
+	uint32_t decisions;
+	int outcome;             /* XO_* */
+	int inv;                 /* XO_FAIL: the first violated invariant */
+	struct check_result res;
+	int64_t stall_ms;
+	char why[256];
+};
+
+struct xopt {
+	uint8_t kind, w, m;
+};
+
+struct xdec {
+	uint32_t at;
+	const struct xopt *opt;
+	unsigned nopt, nrun;     /* runs first, then stalls, then crashes */
+	int current;             /* the worker that ran last, -1 none */
+	int current_enabled;
+	uint32_t run_steps;      /* RUN decisions so far */
+};
+
+typedef unsigned (*xchoose)(void *ctx, const struct xdec *d);
+
+struct explorer {
+	struct xcfg *cfg;
+	struct sched *s;
+	struct arena *arena;
+	pid_t self;
+	pid_t pgid;              /* the workers' process group */
+	cpu_set_t old_cpus;      /* the affinity before we pinned ourselves */
+	int pinned;
+	char xdir[PATH_MAX];     /* our work directory (mkdtemp) */
+	char store[PATH_MAX];
+	char state_file[PATH_MAX];
+	int64_t stale_ms[SCHED_MAX_WORKERS];   /* the checker's */
+	int64_t budget_ms[SCHED_MAX_WORKERS];
+	int64_t stall_base[SCHED_MAX_WORKERS]; /* what "1 stale" is for a stall */
+	const char *proto_of[SCHED_MAX_WORKERS];
+	uint64_t *pairs;         /* coverage: ordered step pairs across workers (hash set) */
+	size_t npairs;
+	uint64_t execs, steps;
+	uint32_t kest;           /* decisions one execution makes (largest seen) */
+	uint64_t dsum;           /* decisions over all executions, for the mean */
+	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
+	void *body_arg;
+	struct journal ctl_j;    /* the controller's records (stalls, kills) */
+};
+/* Faults in random and PCT: at most one stall and one crash per execution,
+ * each at a decision drawn uniformly over the mean length of an execution
+ * (the longest can be a waiter's long loop: most draws would miss). */
+struct xfaults {
+	uint32_t stall_at[4], crash_at; /* UINT32_MAX: none this execution */
+};
+struct xrandom {
+	struct prng rng;
+	struct xfaults f;
+};
+/* PCT (Burckhardt et al., ASPLOS 2010): random distinct priorities d..d+n-1,
+ * d-1 change points over the run's steps; at change point i the worker about
+ * to run drops to priority i; the highest-priority worker that can run, runs. */
+struct xpct {
+	struct prng rng;
+	struct xfaults f;
+	unsigned d;
+	uint32_t change[16];
+	int prio[SCHED_MAX_WORKERS];
+};
+/* Bounded DFS over decisions (stateless: every schedule is a re-execution
+ * of a prefix), counting preemptions as CHESS does: running another worker
+ * while the one that ran last could go on. */
+struct dfs_node {
+	struct xopt opt[X_MAX_OPTS];
+	uint8_t nopt, idx;
+	int8_t current;
+	uint8_t cur_en;
+	uint16_t pre;            /* preemptions before this decision */
+};
+
+struct xdfs {
+	struct dfs_node *node;
+	size_t depth, cap;
+	unsigned bound;
+	uint64_t mismatch;       /* a prefix that did not replay the same options */
+};
+enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES, OPT_POINTS };
+struct strategy {
+	struct xrandom rnd;
+	struct xpct pct;
+	struct xdfs dfs;
+};
+
+extern volatile sig_atomic_t x_interrupted; /* SIGINT/SIGTERM: stop searching and shrinking */
+
+/* engine.c */
+struct xshape shape_even(unsigned n, unsigned ops);
+void shape_ops(const struct xshape *sh, char *buf, size_t len);
+void xexec_free(struct xexec *x);
+int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x);
+int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len);
+void explorer_close(struct explorer *ex);
+
+/* strategy.c */
+int dfs_next(struct xdfs *f, uint32_t decisions);
+int x_replay(struct explorer *ex, const struct xshape *sh, const struct xchoice *dev, size_t ndev,
+	     struct xexec *x);
+int x_rerun(struct explorer *ex, struct xexec *x);
+int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *st, const struct xshape *sh,
+		 uint64_t k, struct xexec *x);
+
+/* shrink.c */
+unsigned shrink(struct explorer *ex, struct xexec *x);
+
+/* story.c */
+size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned char *keep);
+size_t story_len(const struct explorer *ex, const struct xexec *x);
+void step_words(const struct explorer *ex, const struct xstep *st, char *buf, size_t len);
+void step_events(const struct explorer *ex, const struct xstep *st, int *holding, char *buf, size_t len);
+void story_print(FILE *out, const struct explorer *ex, const struct xexec *x, int full, json_t *lines);
+void verdict_print(FILE *out, const struct xexec *x);
+json_t *steps_json(const struct explorer *ex, const struct xexec *x);
+
+/* cex.c */
+uint64_t failure_sig(const struct explorer *ex, const struct xexec *x);
+json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *found_by, uint64_t schedule);
+int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
+	     char *why, size_t len);
+
+/* options.c */
+void xcfg_defaults(struct xcfg *c);
+int builtin_only(const struct run_config *r, char *why, size_t len);
+int parse_invariants(const char *list, unsigned *want, char *why, size_t len);
+int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len);
+void say_config(const struct xcfg *c);
+
+/* coverage.c */
+void cover(struct explorer *ex, const struct xexec *x);
+void coverage_lists(const struct explorer *ex, json_t *hit, json_t *missed, unsigned *nhit, unsigned *nall);
+
+#endif
