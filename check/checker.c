@@ -34,7 +34,6 @@
 
 #include "../faults/fault.h"
 #include "../protocols/lock.h"
-#include "../workloads/workload.h"
 
 int64_t ck_stale(const struct ck *c, unsigned w)
 {
@@ -60,16 +59,6 @@ int ck_past_stale(int64_t stale_ms, uint64_t age_ns)
 	return age_ns + STALE_SLACK_NS > (uint64_t)(stale_ms * NS_PER_MS);
 }
 
-uint64_t ck_since(uint64_t later, uint64_t earlier)
-{
-	return later > earlier ? later - earlier : 0;
-}
-
-double ck_ms(uint64_t ns)
-{
-	return (double)ns / 1e6;
-}
-
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len)
 {
 	if (stale_ms == LS_NEVER)
@@ -81,7 +70,7 @@ void ck_stale_text(int64_t stale_ms, char *buf, size_t len)
 /* Count one violation of INV; keep its example while there is room. */
 __attribute__((format(printf, 9, 10)))
 void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint64_t seq0,
-			 int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...)
+		  int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...)
 {
 	struct check_inv *v = &c->out->inv[inv];
 	struct check_example *ex;

@@ -156,16 +156,25 @@ struct ck {
 	uint64_t reads;
 };
 
+/* LATER - EARLIER, 0 when LATER is not later. */
+static inline uint64_t ck_since(uint64_t later, uint64_t earlier)
+{
+	return later > earlier ? later - earlier : 0;
+}
+
+static inline double ck_ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
 /* checker.c */
 int64_t ck_stale(const struct ck *c, unsigned w);
 int64_t ck_budget(const struct ck *c, unsigned w);
 int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
-uint64_t ck_since(uint64_t later, uint64_t earlier);
-double ck_ms(uint64_t ns);
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len);
 __attribute__((format(printf, 9, 10)))
 void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint64_t seq0,
-			 int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...);
+		  int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...);
 int ck_push(struct ck_samples *s, uint64_t v);
 
 /* holds.c */

@@ -83,7 +83,6 @@ void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *
 		     (long long)budget);
 }
 
-/* A death or a new incarnation: whatever W was doing is over, unjudged. */
 /* A worker died (or a new incarnation replaced it): what it created and did
  * not remove is an orphan now. */
 static void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
@@ -192,6 +191,7 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 			     how, (unsigned long long)o->seq);
 }
 
+/* A death or a new incarnation: whatever W was doing is over, unjudged. */
 void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
 {
 	ck_orphan(c, w, r);
