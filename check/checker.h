@@ -12,23 +12,11 @@
 #include <stdint.h>
 
 #include "../core/journal.h"
+#include "inv.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-enum inv_id {
-	INV_EXCLUSION,
-	INV_ZOMBIE_WRITE,
-	INV_NO_LOST_WRITES,
-	INV_SERIAL_UPDATES,
-	INV_STATE_INTACT,
-	INV_OWN_RELEASE,
-	INV_LIVENESS,
-	INV_JOURNAL_SEQ,
-	INV_STALE_READ,
-	INV__COUNT
-};
 
 #define CHECK_MAX_EXAMPLES 4
 
@@ -95,7 +83,6 @@ struct check_result {
 	int pass;              /* 1 only when every applicable invariant held */
 };
 
-const char *check_inv_name(enum inv_id id);
 /* 0 ok; -1 only on allocation failure. */
 int check_run(const struct check_input *in, struct check_result *out);
 

@@ -154,7 +154,8 @@ static void open_suite(FILE *f, const char *name, unsigned tests, unsigned failu
 	fputs(">\n", f);
 }
 
-int junit_write_result(const char *path, const struct run_config *cfg, const struct check_result *res)
+int junit_write_result(const char *path, const struct run_config *cfg, const struct check_result *res,
+		       const struct verdict *v)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
@@ -199,7 +200,7 @@ int junit_write_result(const char *path, const struct run_config *cfg, const str
 	property(f, "ops_per_s", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)res->reclaims);
 	property(f, "reclaims", buf);
-	property(f, "verdict", res->pass ? "pass" : "fail");
+	property(f, "verdict", verdict_json(v));
 	fputs("    </properties>\n", f);
 	for (int i = 0; i < INV__COUNT; i++) {
 		const struct check_inv *inv = &res->inv[i];

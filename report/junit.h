@@ -27,14 +27,17 @@
 #include <stdio.h>
 
 #include "../check/checker.h"
+#include "../check/verdict.h"
 #include "../workloads/config.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* run / check: one suite for the run's verdict. */
-int junit_write_result(const char *path, const struct run_config *cfg, const struct check_result *res);
+/* run / check: one suite for the run's verdict V (its JSON value is the
+ * suite's `verdict` property). */
+int junit_write_result(const char *path, const struct run_config *cfg, const struct check_result *res,
+		       const struct verdict *v);
 
 /* compare: one suite per revision.  report[i] is a lockstorm-report/1
  * document summing that revision's runs (violations added up, examples of

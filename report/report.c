@@ -26,25 +26,8 @@ static void print_config(FILE *f, const struct run_config *cfg)
 		fprintf(f, "fault       %s\n", cfg->faults.rule[i].spec);
 }
 
-void report_print_verdict(FILE *f, const struct check_result *res)
-{
-	if (res->pass) {
-		fprintf(f, "verdict: PASS\n");
-		return;
-	}
-	fprintf(f, "verdict: FAIL (");
-	int first = 1;
-	for (int i = 0; i < INV__COUNT; i++) {
-		if (!res->inv[i].applicable || !res->inv[i].violations)
-			continue;
-		fprintf(f, "%s%s", first ? "" : ", ", res->inv[i].name);
-		first = 0;
-	}
-	fprintf(f, ")\n");
-}
-
 void report_print_text(FILE *f, const struct run_config *cfg, const struct check_result *res,
-		       const struct report_live *live)
+		       const struct verdict *v, const struct report_live *live)
 {
 	print_config(f, cfg);
 	fprintf(f, "totals      %llu attempts, %llu acquired, %llu committed, %llu busy, %llu errors, "
@@ -104,7 +87,7 @@ void report_print_text(FILE *f, const struct run_config *cfg, const struct check
 			fprintf(f, "%-16s %-6s %10s  %s\n", "", "", "", inv->ex[k].text);
 	}
 	fprintf(f, "\n");
-	report_print_verdict(f, res);
+	verdict_print(f, v);
 }
 
 static json_t *dist_json(const struct dist *d)
@@ -113,7 +96,7 @@ static json_t *dist_json(const struct dist *d)
 }
 
 int report_write_json(const char *path, const struct run_config *cfg, const struct check_result *res,
-		      const struct report_live *live)
+		      const struct verdict *v, const struct report_live *live)
 {
 	json_t *protos = json_array(), *faults = json_array(), *params = json_array();
 	for (unsigned i = 0; i < cfg->nproto; i++)
@@ -157,7 +140,7 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 	}
 	json_t *root = json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:I}", "schema", "lockstorm-report/1",
 				 "config", config, "totals", totals, "throughput", thr, "invariants", invs,
-				 "verdict", res->pass ? "pass" : "fail", "torn_bytes", (json_int_t)res->torn_bytes);
+				 "verdict", verdict_json(v), "torn_bytes", (json_int_t)res->torn_bytes);
 	if (root && res->nrev) {
 		json_t *revs = json_array();
 		for (unsigned k = 0; k < res->nrev; k++) {

@@ -8,6 +8,7 @@
 
 #include "../faults/fsx.h"
 #include "../check/checker.h"
+#include "../check/verdict.h"
 #include "../workloads/config.h"
 
 #ifdef __cplusplus
@@ -21,14 +22,13 @@ struct report_live {
 	unsigned first_a, first_b;       /* the first such pair of workers */
 };
 
-/* Full summary: config, totals, throughput, one row per invariant, verdict. */
+/* Full summary: config, totals, throughput, one row per invariant, and V's
+ * line last (verdict_print; alone, it is what --quiet prints). */
 void report_print_text(FILE *f, const struct run_config *cfg, const struct check_result *res,
-		       const struct report_live *live);
-/* The last line alone: "verdict: PASS" / "verdict: FAIL (exclusion, ...)". */
-void report_print_verdict(FILE *f, const struct check_result *res);
-/* 0 or -1 errno. */
+		       const struct verdict *v, const struct report_live *live);
+/* The report with V's JSON value as `verdict`.  0 or -1 errno. */
 int report_write_json(const char *path, const struct run_config *cfg, const struct check_result *res,
-		      const struct report_live *live);
+		      const struct verdict *v, const struct report_live *live);
 
 #ifdef __cplusplus
 }

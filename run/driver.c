@@ -701,22 +701,25 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
+/* V is the run's verdict: the checker's (verdict_from_check), and whatever
+ * only the run knows. */
 static void finish_report(const struct run_config *cfg, const struct check_result *res,
-			  const struct report_live *live, const char *outdir, int write_outdir_json)
+			  const struct verdict *v, const struct report_live *live, const char *outdir,
+			  int write_outdir_json)
 {
 	if (cfg->quiet)
-		report_print_verdict(stdout, res);
+		verdict_print(stdout, v);
 	else
-		report_print_text(stdout, cfg, res, live);
+		report_print_text(stdout, cfg, res, v, live);
 	if (write_outdir_json) {
 		char p[PATH_MAX + 64];
 		snprintf(p, sizeof p, "%s/report.json", outdir);
-		if (report_write_json(p, cfg, res, live) != 0)
+		if (report_write_json(p, cfg, res, v, live) != 0)
 			fprintf(stderr, "lockstorm: cannot write %s: %s\n", p, strerror(errno));
 	}
-	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res, live) != 0)
+	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res, v, live) != 0)
 		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->json_path, strerror(errno));
-	if (cfg->junit_path[0] && junit_write_result(cfg->junit_path, cfg, res) != 0)
+	if (cfg->junit_path[0] && junit_write_result(cfg->junit_path, cfg, res, v) != 0)
 		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->junit_path, strerror(errno));
 }
 
@@ -858,10 +861,12 @@ int driver_run(struct run_config *cfg)
 		live.first_a = sv.arena->breach[0].first;
 		live.first_b = sv.arena->breach[0].second;
 	}
-	finish_report(cfg, &res, &live, cfg->outdir, !cfg->outdir_temp);
+	struct verdict v;
+	verdict_from_check(&v, &res);
+	finish_report(cfg, &res, &v, &live, cfg->outdir, !cfg->outdir_temp);
 	if (!cfg->quiet && !cfg->outdir_temp)
 		fprintf(stderr, "lockstorm: journals, final state and report.json kept in %s\n", cfg->outdir);
-	rc = res.pass ? 0 : 1;
+	rc = verdict_kind(&v) == VERDICT_PASS ? 0 : 1;
 	if (interrupted)
 		fprintf(stderr, "lockstorm: interrupted; the verdict covers the run until then\n");
 out_mem:
@@ -909,6 +914,8 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 		fprintf(stderr, "lockstorm: no journals in %s/journal\n", outdir);
 		return 2;
 	}
-	finish_report(&cfg, &res, NULL, outdir, 0);
-	return res.pass ? 0 : 1;
+	struct verdict v;
+	verdict_from_check(&v, &res);
+	finish_report(&cfg, &res, &v, NULL, outdir, 0);
+	return verdict_kind(&v) == VERDICT_PASS ? 0 : 1;
 }

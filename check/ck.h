@@ -1,0 +1,211 @@
+/*
+ * ck.h - the checker's shared internals (private to check/; checker.h is the
+ * public interface).  One walk over the records (checker.c) keeps the state
+ * below; each invariant family's file judges its part of it:
+ *
+ *   checker.c   the walk, the record dispatch, results and bookkeeping
+ *   inv.c       the invariants' names (inv.h: their ids)
+ *   holds.c     exclusion, zombie-write, own-release
+ *   liveness.c  liveness (and the lock objects on disk it judges against)
+ *   writes.c    no-lost-writes, serial-updates, state-intact
+ *   seq.c       journal-seq
+ *   reads.c     stale-read
+ */
+#ifndef LS_CK_H
+#define LS_CK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/journal.h"
+#include "inv.h"
+
+struct check_input;
+struct check_result;
+
+#define NS_PER_MS 1000000LL
+#define LIVENESS_GRACE_MS 2000LL /* slack for scheduling noise on a loaded CI machine */
+
+struct ck_worker {
+	/* the current hold */
+	int holding;
+	int reclaimed;          /* a legal reclaim took it over: no longer counts as a holder */
+	int overlapped;         /* another worker acquired during it (reclaim or not) */
+	uint64_t hold_start_ns; /* stale clock: lock object creation, else acquired.ns */
+	uint64_t hold_acq_ns;   /* EV_ACQUIRED's own time (hold distribution) */
+	uint64_t hold_seq;
+	uint32_t hold_op;
+	size_t hslot;           /* index in ck.holders */
+	int32_t over_by;        /* first worker that acquired during the hold */
+	uint32_t over_op;
+	uint64_t over_seq;
+	int over_legal;
+	uint64_t over_age_ns;
+	/* the current attempt */
+	int attempting;
+	int att_reported;       /* the watchdog already reported it */
+	uint64_t att_ns, att_seq;
+	uint32_t att_op;
+	int64_t att_stall_ms;   /* own announced stalls since the attempt began */
+	uint64_t att_epoch;     /* acquisitions counted when the attempt began */
+	int att_held;           /* some worker held the lock when it began */
+	/* update workload */
+	int has_read;
+	int64_t read_rev;
+	uint64_t commits;
+	/* a crash fault was journaled by this incarnation: the driver's
+	 * EV_KILLED for the same death is not a second crash */
+	int crash_announced;
+	/* stale-read: the read begun and the newest write finished before it */
+	int rb_pending;
+	uint64_t rb_seq;
+	int64_t rb_floor;       /* -1: no write had finished */
+	int32_t rb_floor_w;
+	uint32_t rb_floor_op;
+	uint64_t rb_floor_seq;
+};
+
+/* journal-seq: one EV_APPEND, or one line of the final journal */
+struct ck_app {
+	int64_t seq;
+	int32_t worker;         /* -1: a final line without a worker (seeded) */
+	int64_t op;
+	uint64_t rseq;          /* EV_APPEND's record seq; final lines: 0 */
+	size_t line;            /* final lines: 1-based line number; appends: 0 */
+	int final;              /* 0 appended (EV_APPEND), 1 a line of the final journal */
+	int matched;
+};
+
+/* journal-seq: a getSnapshot that wrote its replay of the journal's first
+ * `bytes` bytes to the snapshot file (EV_READ c = bytes + 1) */
+struct ck_snapread {
+	int32_t worker;
+	uint32_t op;
+	uint64_t rseq;
+	uint64_t bytes;
+};
+
+struct ck_commit {
+	int64_t rev;
+	uint64_t seq;
+	uint32_t op;
+	uint32_t worker;
+	int64_t read_rev;       /* -2: no read seen */
+	int bad_read;           /* rev != read + 1 */
+	int dup;                /* an earlier commit wrote the same revision */
+	size_t first;           /* if dup: index of that earlier commit */
+};
+
+/* A lock object on disk now (fed by obj-create / obj-remove): whose it is,
+ * and whether its creator has died (an orphan nobody alive will release). */
+struct ck_obj {
+	int64_t ino;
+	int32_t creator;
+	int orphan;
+	uint64_t seq;
+};
+
+struct ck_samples {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct ck {
+	const struct check_input *in;
+	struct check_result *out;
+	struct ck_worker *w;
+	unsigned *holders;
+	size_t nholders;
+	size_t live;            /* holders whose hold was not reclaimed */
+	/* liveness (3): a stretch with no live holder */
+	int stuck_on;           /* check (3) at all: some stale age is finite */
+	int64_t stuck_bound_ms;
+	int stretch_open;
+	int stretch_started;    /* start_ns is set */
+	uint64_t stretch_ns, stretch_seq;
+	int32_t stretch_after;  /* the worker whose hold ended it, -1 */
+	uint64_t stretch_busy;
+	uint64_t last_busy_ns, last_busy_seq;
+	uint32_t last_busy_op;
+	int32_t last_busy_w;
+	/* liveness (5): waiting on a dead worker's lock object until giving up */
+	struct ck_obj *objs;
+	size_t nobjs, capobjs;
+	size_t orphans;
+	uint64_t orphan_since_seq;
+	uint64_t acq_epoch;
+	uint64_t *viol_by;      /* per worker: violations it is the first worker of */
+	/* throughput */
+	struct ck_samples wait, hold;
+	struct ck_commit *commits;
+	size_t ncommits, capcommits;
+	uint64_t released;
+	uint64_t first_ns, last_ns;
+	int seen_worker_rec;
+	/* journal-seq */
+	struct ck_app *apps;
+	size_t napps, capapps;
+	uint64_t appended;
+	struct ck_snapread *snapreads;
+	size_t nsnapreads, capsnapreads;
+	/* stale-read: the newest version any finished write wrote */
+	int64_t max_ver;        /* -1: none yet */
+	int32_t max_w;
+	uint32_t max_op;
+	uint64_t max_seq;
+	uint64_t reads;
+};
+
+/* LATER - EARLIER, 0 when LATER is not later. */
+static inline uint64_t ck_since(uint64_t later, uint64_t earlier)
+{
+	return later > earlier ? later - earlier : 0;
+}
+
+static inline double ck_ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* checker.c */
+int64_t ck_stale(const struct ck *c, unsigned w);
+int64_t ck_budget(const struct ck *c, unsigned w);
+int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
+void ck_stale_text(int64_t stale_ms, char *buf, size_t len);
+__attribute__((format(printf, 9, 10)))
+void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint64_t seq0,
+		  int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...);
+int ck_push(struct ck_samples *s, uint64_t v);
+
+/* holds.c */
+void ck_hold_end(struct ck *c, unsigned w, const struct jrec *r);
+int ck_acquired(struct ck *c, unsigned w, const struct jrec *r);
+void ck_commit_begin(struct ck *c, unsigned w, const struct jrec *r);
+void ck_obj_remove(struct ck *c, unsigned y, const struct jrec *r);
+
+/* liveness.c */
+void ck_stretch_judge(struct ck *c);
+void ck_stretch_begin(struct ck *c, const struct jrec *r, int32_t after);
+void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *how);
+int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r);
+void ck_obj_gone(struct ck *c, const struct jrec *r);
+void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r);
+void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r);
+void ck_never_acquired(struct ck *c);
+
+/* writes.c */
+int ck_commit(struct ck *c, unsigned w, const struct jrec *r);
+int ck_serial(struct ck *c);
+int ck_final_state(struct ck *c);
+
+/* seq.c */
+int ck_append(struct ck *c, unsigned w, const struct jrec *r);
+int ck_snapread(struct ck *c, unsigned w, const struct jrec *r);
+int ck_journal_seq(struct ck *c);
+
+/* reads.c */
+void ck_stale_commit(struct ck *c, unsigned w, const struct jrec *r);
+void ck_read_begin(struct ck *c, unsigned w, const struct jrec *r);
+void ck_read_end(struct ck *c, unsigned w, const struct jrec *r);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * inv.h - the invariants the checker judges (DESIGN.md "Invariants"): their
+ * ids, in the order every table and report lists them, and their names.
+ */
+#ifndef LS_INV_H
+#define LS_INV_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum inv_id {
+	INV_EXCLUSION,
+	INV_ZOMBIE_WRITE,
+	INV_NO_LOST_WRITES,
+	INV_SERIAL_UPDATES,
+	INV_STATE_INTACT,
+	INV_OWN_RELEASE,
+	INV_LIVENESS,
+	INV_JOURNAL_SEQ,
+	INV_STALE_READ,
+	INV__COUNT
+};
+
+/* "exclusion", ...; "unknown" for an id out of range. */
+const char *check_inv_name(enum inv_id id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,222 @@
+/*
+ * liveness.c - the liveness invariant: every attempt ends within its bound
+ * (2), no stretch without a holder outlasts the stale age while attempts end
+ * busy (3), nobody waits on a lock object its maker abandoned (5), and a run
+ * that never took the lock does not pass; plus the lock objects on disk and
+ * their orphans that (5) judges against.
+ */
+#include "checker.h"
+#include "ck.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../protocols/lock.h"
+
+/* liveness (3): judge the stretch that is closing (or open at the end). */
+void ck_stretch_judge(struct ck *c)
+{
+	uint64_t dur;
+
+	if (!c->stuck_on || !c->stretch_open || !c->stretch_started || !c->stretch_busy)
+		return;
+	/* Measured to the last busy, not to the stretch's end: the busy is the
+	 * evidence that the lock could not be taken; idle time after it
+	 * (everybody stalled elsewhere, the run winding down) proves nothing. */
+	dur = ck_since(c->last_busy_ns, c->stretch_ns);
+	if (dur <= (uint64_t)c->stuck_bound_ms * NS_PER_MS)
+		return;
+	if (c->stretch_after >= 0)
+		ck_violation(c, INV_LIVENESS, c->last_busy_w, c->last_busy_op, c->last_busy_seq,
+			     c->stretch_after, 0, c->stretch_seq,
+			     "nobody held the lock from seq %llu (w%d's hold ended) to seq %llu, "
+			     "%.1f ms, while %llu attempts ended busy (last: w%d op %u); "
+			     "bound %lld ms",
+			     (unsigned long long)c->stretch_seq, (int)c->stretch_after,
+			     (unsigned long long)c->last_busy_seq, ck_ms(dur),
+			     (unsigned long long)c->stretch_busy, (int)c->last_busy_w, c->last_busy_op,
+			     (long long)c->stuck_bound_ms);
+	else
+		ck_violation(c, INV_LIVENESS, c->last_busy_w, c->last_busy_op, c->last_busy_seq,
+			     -1, 0, c->stretch_seq,
+			     "nobody held the lock from the start (seq %llu) to seq %llu, %.1f ms, "
+			     "while %llu attempts ended busy (last: w%d op %u); bound %lld ms",
+			     (unsigned long long)c->stretch_seq, (unsigned long long)c->last_busy_seq,
+			     ck_ms(dur), (unsigned long long)c->stretch_busy, (int)c->last_busy_w,
+			     c->last_busy_op, (long long)c->stuck_bound_ms);
+}
+
+void ck_stretch_begin(struct ck *c, const struct jrec *r, int32_t after)
+{
+	c->stretch_open = 1;
+	c->stretch_started = 1;
+	c->stretch_ns = r->ns;
+	c->stretch_seq = r->seq;
+	c->stretch_after = after;
+	c->stretch_busy = 0;
+}
+
+/* liveness (2): an attempt that ends at R.  HOW finishes "the attempt took
+ * N ms and ...": "acquired", "ended busy", "ended in an error". */
+void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *how)
+{
+	struct ck_worker *s = &c->w[w];
+	int64_t budget = ck_budget(c, w), bound;
+	double took_ms;
+
+	if (!s->attempting)
+		return;
+	s->attempting = 0;
+	if (s->att_reported || budget == LS_NEVER || budget < 0 || budget > INT64_MAX / 4)
+		return;
+	bound = budget + (budget > LIVENESS_GRACE_MS ? budget : LIVENESS_GRACE_MS);
+	took_ms = ck_ms(ck_since(r->ns, s->att_ns)) - (double)s->att_stall_ms;
+	if (took_ms <= (double)bound)
+		return;
+	ck_violation(c, INV_LIVENESS, (int32_t)w, s->att_op, s->att_seq, -1, 0, r->seq,
+		     "w%u's attempt (op %u, seq %llu) took %.1f ms and %s at seq %llu "
+		     "(own stalls excluded: %lld ms); bound %lld ms for a %lld ms wait budget",
+		     w, s->att_op, (unsigned long long)s->att_seq, took_ms, how,
+		     (unsigned long long)r->seq, (long long)s->att_stall_ms, (long long)bound,
+		     (long long)budget);
+}
+
+/* A worker died (or a new incarnation replaced it): what it created and did
+ * not remove is an orphan now. */
+static void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		struct ck_obj *o = &c->objs[i];
+		if (o->creator != (int32_t)w || o->orphan)
+			continue;
+		o->orphan = 1;
+		if (c->orphans++ == 0)
+			c->orphan_since_seq = r->seq;
+	}
+}
+
+int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		if (c->objs[i].ino == r->a) { /* a stale entry under a reused inode */
+			if (c->objs[i].orphan)
+				c->orphans--;
+			c->objs[i] = c->objs[--c->nobjs];
+			break;
+		}
+	}
+	if (c->nobjs == c->capobjs) {
+		size_t cap = c->capobjs ? c->capobjs * 2 : 16;
+		struct ck_obj *g = realloc(c->objs, cap * sizeof *g);
+		if (!g)
+			return -1;
+		c->objs = g;
+		c->capobjs = cap;
+	}
+	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq };
+	return 0;
+}
+
+void ck_obj_gone(struct ck *c, const struct jrec *r)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		if (c->objs[i].ino != r->a)
+			continue;
+		if (c->objs[i].orphan)
+			c->orphans--;
+		c->objs[i] = c->objs[--c->nobjs];
+		return;
+	}
+}
+
+/* Is object o abandoned as seen from an attempt that began at seq since: its
+ * creator died before then, or made it before its own current attempt began
+ * (it left it behind: a release that removed nothing, a failed take), or is
+ * neither attempting nor holding at all? */
+static int ck_abandoned(const struct ck *c, const struct ck_obj *o, uint64_t since)
+{
+	if (o->seq >= since)
+		return 0;
+	if (o->orphan)
+		return 1;
+	if (o->creator < 0 || (unsigned)o->creator >= c->in->workers)
+		return 0;
+	const struct ck_worker *cw = &c->w[o->creator];
+	if (!cw->attempting && !cw->holding)
+		return 1;
+	return cw->attempting && !cw->holding && o->seq < cw->att_seq;
+}
+
+/* An attempt gave up after waiting its whole budget.  If nobody alive held
+ * the lock at any moment of it and a lock object its maker had abandoned was
+ * there all along, the waiter waited on nobody: a lock outlived its holder
+ * (PROTOCOLS.md K-VL-1's empty lock of a killed taker, a crashed holder's
+ * directory younger than the stale age) or a release removed nothing and the
+ * process now waits on itself (K-VL-3). */
+void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+	int64_t budget = ck_budget(c, w);
+	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || c->live || !c->nobjs)
+		return;
+	uint64_t waited = ck_since(r->ns, s->att_ns), own_stalls = (uint64_t)s->att_stall_ms * NS_PER_MS;
+	waited = waited > own_stalls ? waited - own_stalls : 0;
+	if (budget == LS_NEVER || budget < 1 || waited < (uint64_t)budget * NS_PER_MS)
+		return; /* gave up at once (a try), or its own stalls ate the budget: not the lock's doing */
+	const struct ck_obj *o = NULL;
+	for (size_t i = 0; i < c->nobjs && !o; i++)
+		if (ck_abandoned(c, &c->objs[i], s->att_seq))
+			o = &c->objs[i];
+	if (!o)
+		return;
+	const char *how = o->orphan ? "left when it died" : "left behind and no longer held";
+	if (o->creator < 0)
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, -1, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object carried over "
+			     "from before the run (found at the start); no live worker held the lock meanwhile",
+			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)));
+	else if (o->creator == (int32_t)w && !o->orphan)
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, (int32_t)w, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on itself: on a lock object it "
+			     "itself left behind (made at seq %llu); no live worker held the lock meanwhile",
+			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)),
+			     (unsigned long long)o->seq);
+	else
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o->creator, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d %s "
+			     "(made at seq %llu); no live worker held the lock meanwhile",
+			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)), o->creator,
+			     how, (unsigned long long)o->seq);
+}
+
+/* A death or a new incarnation: whatever W was doing is over, unjudged. */
+void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
+{
+	ck_orphan(c, w, r);
+	ck_hold_end(c, w, r);
+	c->w[w].attempting = 0;
+	c->w[w].rb_pending = 0;
+}
+
+/* A run in which attempts were made, some raised an error, and not one ever
+ * took the lock proves nothing about safety and everything about liveness
+ * (a missing folder, a refused mkdir): never let it pass as clean. */
+void ck_never_acquired(struct ck *c)
+{
+	const struct jrec *first = NULL;
+	if (c->out->acquired || !c->out->attempts)
+		return;
+	for (size_t i = 0; i < c->in->n && !first; i++)
+		if (c->in->rec[i].type == EV_ACQUIRE_ERROR && c->in->rec[i].worker != JOURNAL_DRIVER)
+			first = &c->in->rec[i];
+	if (!first)
+		return;
+	ck_violation(c, INV_LIVENESS, first->worker, first->op, first->seq, -1, 0, 0,
+		     "no attempt ever took the lock: %llu attempts, %llu busy, %llu errors "
+		     "(first: w%u op %u raised %s)",
+		     (unsigned long long)c->out->attempts, (unsigned long long)c->out->busy,
+		     (unsigned long long)c->out->errors, (unsigned)first->worker, first->op,
+		     strerrorname_np(first->err) ? strerrorname_np(first->err) : "an error");
+}
