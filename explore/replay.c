@@ -23,6 +23,7 @@
 #include "../workloads/workload.h"
 #include "../core/arena.h"
 #include "../check/checker.h"
+#include "../check/verdict.h"
 #include "../workloads/config.h"
 #include "../run/driver.h"
 #include "../core/journal.h"
@@ -148,7 +149,7 @@ int replay_main(int argc, char **argv)
 		       cfg.run.workload->name, cfg.run.workers, ops, ndev);
 		if (fails) {
 			story_print(stdout, &ex, &x, full, NULL);
-			verdict_print(stdout, &x);
+			violation_print(stdout, &x);
 		}
 	}
 	if (!json_is_array(saved))
@@ -160,15 +161,19 @@ int replay_main(int argc, char **argv)
 		       diverge < json_array_size(saved) ? json_string_value(json_array_get(saved, diverge)) : "(end)",
 		       diverge < json_array_size(now) ? json_string_value(json_array_get(now, diverge)) : "(end)");
 	json_decref(now);
+	struct verdict v;
+	verdict_init(&v);
 	if (fails) {
 		const char *got = check_inv_name((enum inv_id)x.inv);
-		printf("verdict: FAIL (%s)%s\n", got, want && strcmp(want, got) ? " - the file was saved with another "
-		       "invariant" : "");
+		if (want && strcmp(want, got))
+			printf("the file was saved with another invariant (%s)\n", want);
+		verdict_fail(&v, NULL, got);
 		rc = 1;
 	} else {
-		printf("verdict: pass - the violation (%s) no longer happens\n", want ? want : "?");
+		printf("the violation (%s) no longer happens\n", want ? want : "?");
 		rc = 0;
 	}
+	verdict_print(stdout, &v);
 out:
 	xexec_free(&x);
 	explorer_close(&ex);

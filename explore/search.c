@@ -25,6 +25,7 @@
 #include "../workloads/workload.h"
 #include "../core/arena.h"
 #include "../check/checker.h"
+#include "../check/verdict.h"
 #include "../workloads/config.h"
 #include "../run/driver.h"
 #include "../core/journal.h"
@@ -225,7 +226,7 @@ int explore_main(int argc, char **argv)
 					}
 					printf("failure %zu: %s\n", nfound, check_inv_name((enum inv_id)fx->inv));
 					story_print(stdout, &ex, fx, 0, NULL);
-					verdict_print(stdout, fx);
+					violation_print(stdout, fx);
 					snprintf(f->file, sizeof f->file, "%s/cex-%zu.json", cfg.outdir, nfound);
 					json_t *cj = cex_json(&ex, fx, cfg.strategy == XS_RANDOM ? "random"
 							      : cfg.strategy == XS_PCT ? "pct" : "dfs", found_sched);
@@ -265,6 +266,12 @@ int explore_main(int argc, char **argv)
 	coverage_lists(&ex, hit, missed, &nhit, &nall);
 	if (cfg.strategy == XS_PCT && ex.kest)
 		pct_bound = 1.0 / ((double)n * pow((double)ex.kest, (double)cfg.pct_d - 1));
+	struct verdict v;
+	verdict_init(&v);
+	for (size_t i = 0; i < nfound; i++)
+		verdict_fail(&v, NULL, check_inv_name((enum inv_id)found[i].inv));
+	if (rc == 1 && !nfound) /* a failure it could not keep (out of memory) is still one */
+		verdict_fail(&v, NULL, check_inv_name(INV__COUNT));
 	if (rc != 3) {
 		printf("explored %llu schedules (%llu steps) in %.2f s: %.0f schedules/s%s\n", (unsigned long long)sched_no,
 		       (unsigned long long)ex.steps, elapsed, rate, shrink_runs ? " (shrinking not counted)" : "");
@@ -292,7 +299,9 @@ int explore_main(int argc, char **argv)
 			printf(")");
 		}
 		printf(", %zu ordered step pairs across workers\n", ex.npairs);
-		printf("verdict: %s\n", rc == 1 ? "FAIL" : "pass (nothing found)");
+		if (rc != 1)
+			printf("nothing found\n");
+		verdict_print(stdout, &v);
 	}
 	if (cfg.json[0]) {
 		json_t *fl = json_array();
@@ -309,7 +318,7 @@ int explore_main(int argc, char **argv)
 				      "failures", (json_int_t)failures, "distinct", fl,
 				      "coverage", "points_hit", nhit, "points", nall, "hit", hit, "missed", missed,
 				      "step_pairs", (json_int_t)ex.npairs,
-				      "verdict", rc == 1 ? "fail" : rc == 0 ? "pass" : "error");
+				      "verdict", rc == 3 ? "error" : verdict_json(&v));
 		hit = missed = NULL;
 		if (cfg.strategy == XS_PCT)
 			json_object_set_new(o, "pct_probability_bound", json_real(pct_bound));

@@ -335,7 +335,7 @@ void story_print(FILE *out, const struct explorer *ex, const struct xexec *x, in
 	free(keep);
 }
 
-void verdict_print(FILE *out, const struct xexec *x)
+void violation_print(FILE *out, const struct xexec *x)
 {
 	if (x->why[0] && x->inv == INV_LIVENESS && !x->res.inv[INV_LIVENESS].violations) {
 		fprintf(out, "  violated: liveness - %s\n", x->why);

@@ -210,7 +210,7 @@ size_t story_len(const struct explorer *ex, const struct xexec *x);
 void step_words(const struct explorer *ex, const struct xstep *st, char *buf, size_t len);
 void step_events(const struct explorer *ex, const struct xstep *st, int *holding, char *buf, size_t len);
 void story_print(FILE *out, const struct explorer *ex, const struct xexec *x, int full, json_t *lines);
-void verdict_print(FILE *out, const struct xexec *x);
+void violation_print(FILE *out, const struct xexec *x);
 json_t *steps_json(const struct explorer *ex, const struct xexec *x);
 
 /* cex.c */
