@@ -106,33 +106,37 @@ void sc_inv_list(unsigned mask, char *out, size_t len)
 
 /* ---- run options ---- */
 
-static const struct sc_optdef {
-	const char *shrt, *lng;
-	int arg;
-	const char *refuse; /* why a scenario may not set it, or NULL */
-} sc_optdefs[] = {
-	{ "-p", "--protocol", 1, "protocols go on `revision` lines" },
-	{ "-w", "--workload", 1, NULL },
-	{ "-n", "--workers", 1, NULL },
-	{ "-d", "--duration", 1, NULL },
-	{ NULL, "--ops", 1, NULL },
-	{ NULL, "--fault", 1, NULL },
-	{ NULL, "--faults", 1, NULL },
-	{ NULL, "--time-scale", 1, NULL },
-	{ NULL, "--param", 1, NULL },
-	{ "-s", "--seed", 1, NULL },
-	{ NULL, "--respawn", 0, NULL },
-	{ NULL, "--trace", 0, NULL },
-	{ NULL, "--dir", 1, "scenario run picks the work directory" },
-	{ "-o", "--out", 1, "keep runs with `scenario run -o OUTDIR`" },
-	{ NULL, "--json", 1, "scenario run writes the JSON report itself" },
-	{ NULL, "--junit", 1, "scenario run reads the JSON report" },
-	{ NULL, "--keep", 0, "scenario run removes its work directories" },
-	{ "-q", "--quiet", 0, "scenario run chooses the output" },
-	{ "-v", "--verbose", 0, "scenario run chooses the output" },
-	{ "-h", "--help", 0, "not a run option" },
-	{ NULL, NULL, 0, NULL },
+/* The run options a scenario may not set, and why; every other option of
+ * runcfg_longopts (the table `lockstorm run` parses with) it may. */
+static const struct sc_refuse {
+	const char *name;
+	const char *why;
+} sc_refused[] = {
+	{ "protocol", "protocols go on `revision` lines" },
+	{ "dir", "scenario run picks the work directory" },
+	{ "out", "keep runs with `scenario run -o OUTDIR`" },
+	{ "json", "scenario run writes the JSON report itself" },
+	{ "junit", "scenario run reads the JSON report" },
+	{ "keep", "scenario run removes its work directories" },
+	{ "quiet", "scenario run chooses the output" },
+	{ "verbose", "scenario run chooses the output" },
+	{ "help", "not a run option" },
+	{ NULL, NULL },
 };
+
+/* WORD as `lockstorm run` spells an option: --name or -x.  NULL if none. */
+static const struct option *sc_run_option(const char *word)
+{
+	if (!strncmp(word, "--", 2)) {
+		for (const struct option *o = runcfg_longopts; o->name; o++)
+			if (!strcmp(o->name, word + 2))
+				return o;
+		return NULL;
+	}
+	if (word[0] == '-' && word[1] && !word[2] && word[1] != ':' && strchr(runcfg_shortopts, word[1]))
+		return runcfg_option(word[1]);
+	return NULL;
+}
 
 /* Strip one pair of matching quotes around a value pasted from a shell line. */
 static char *unquote(char *v)
@@ -157,26 +161,25 @@ static int parse_opt(const char *path, int line, char *word, char *rest, struct 
 		*eq = '\0';
 		value = eq + 1;
 	}
-	const struct sc_optdef *d;
-	for (d = sc_optdefs; d->lng; d++)
-		if ((d->shrt && !strcmp(word, d->shrt)) || !strcmp(word, d->lng))
-			break;
-	if (!d->lng)
+	const struct option *d = sc_run_option(word);
+	if (!d)
 		return sc_fail(why, len, path, line,
 			       "unknown run option '%s' (write it as `lockstorm run` spells it, one per line: "
 			       "-w update, --ops 600, --fault SPEC)", word);
-	if (d->refuse)
-		return sc_fail(why, len, path, line, "'%s' is not allowed in a scenario: %s", word, d->refuse);
+	for (const struct sc_refuse *r = sc_refused; r->name; r++)
+		if (!strcmp(r->name, d->name))
+			return sc_fail(why, len, path, line, "'%s' is not allowed in a scenario: %s", word, r->why);
+	int arg = d->has_arg == required_argument;
 	value = unquote(value);
-	if (d->arg && !*value)
+	if (arg && !*value)
 		return sc_fail(why, len, path, line, "'%s' needs a value on the same line", word);
-	if (!d->arg && (*value || eq))
+	if (!arg && (*value || eq))
 		return sc_fail(why, len, path, line, "'%s' takes no value (got '%s')", word, value);
 	o->word[0] = strdup(word); /* as written: `show` prints the file's own spelling */
-	o->word[1] = d->arg ? strdup(value) : NULL;
-	o->nword = d->arg ? 2 : 1;
+	o->word[1] = arg ? strdup(value) : NULL;
+	o->nword = arg ? 2 : 1;
 	o->line = line;
-	if (!o->word[0] || (d->arg && !o->word[1]))
+	if (!o->word[0] || (arg && !o->word[1]))
 		return sc_fail(why, len, path, line, "out of memory");
 	return 0;
 }
