@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,24 +43,39 @@ static void one_line(char *s)
 int sc_new(int argc, char **argv)
 {
 	const char *name = NULL, *from = NULL, *outfile = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--from-run") && i + 1 < argc)
-			from = argv[++i];
-		else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) && i + 1 < argc)
-			outfile = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	static const struct option longopts[] = {
+		{ "from-run", required_argument, NULL, 'f' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			from = optarg;
+			break;
+		case 'o':
+			outfile = optarg;
+			break;
+		case 'h':
 			printf("usage: lockstorm scenario new NAME --from-run OUTDIR [-o FILE]\n"
-			       "  OUTDIR  a kept run (lockstorm run -o OUTDIR): its run.json and report.json\n"
-			       "  -o FILE write the scenario there (refuses an existing file); default stdout\n");
+			       "  OUTDIR             a kept run (lockstorm run -o OUTDIR): its run.json and report.json\n"
+			       "  -o, --out FILE     write the scenario there (refuses an existing file); default stdout\n"
+			       "  -h, --help         this help (options take --opt=VALUE and --opt VALUE alike)\n");
 			return 0;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "lockstorm: scenario new: unknown option '%s'\n", argv[i]);
-			return 2;
-		} else if (name) {
+		default:
+			return sc_bad_option("new", c, argv);
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (name) {
 			fprintf(stderr, "lockstorm: scenario new: one NAME only (got '%s' too)\n", argv[i]);
 			return 2;
-		} else
-			name = argv[i];
+		}
+		name = argv[i];
 	}
 	if (!name || !from) {
 		fprintf(stderr, "lockstorm: scenario new: usage: lockstorm scenario new NAME --from-run OUTDIR [-o FILE]\n");

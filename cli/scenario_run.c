@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,10 +154,54 @@ static int load_all(const char *dir, struct scenario ***out, size_t *n)
 	return 0;
 }
 
+int sc_bad_option(const char *verb, int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	if (c == ':')
+		fprintf(stderr, "lockstorm: scenario %s: option %s needs a value\n", verb, arg);
+	else if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '='))
+		fprintf(stderr, "lockstorm: scenario %s: option '%.*s' takes no value\n", verb, (int)strcspn(arg, "="), arg);
+	else if (optopt && optopt < 256 && arg[1] != '-')
+		fprintf(stderr, "lockstorm: scenario %s: unknown option '-%c' (see lockstorm scenario %s --help)\n",
+			verb, optopt, verb);
+	else
+		fprintf(stderr, "lockstorm: scenario %s: unknown option '%s' (see lockstorm scenario %s --help)\n",
+			verb, arg, verb);
+	return 2;
+}
+
+/* A verb that takes only --help: 0 go on (optind at the operands), 1 help printed, 2 bad usage. */
+static int sc_help_only(const char *verb, const char *help, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c != 'h')
+			return sc_bad_option(verb, c, argv);
+		fputs(help, stdout);
+		return 1;
+	}
+	return 0;
+}
+
+static const char sc_list_usage[] =
+	"usage: lockstorm scenario list\n"
+	"  every scenario of the library ($LOCKSTORM_SCENARIOS, else scenarios/ next to the binary,\n"
+	"  else the source tree's): its revisions with their expected verdicts and the story's first line\n"
+	"exit: 0 listed, 2 a bad scenario file\n";
+
 int sc_list(int argc, char **argv)
 {
-	if (argc != 1)
-		return fprintf(stderr, "lockstorm: scenario list: unexpected argument '%s'\n", argv[1]), 2;
+	int h = sc_help_only("list", sc_list_usage, argc, argv);
+	if (h)
+		return h == 1 ? 0 : h;
+	if (optind < argc)
+		return fprintf(stderr, "lockstorm: scenario list: unexpected argument '%s'\n", argv[optind]), 2;
 	char dir[PATH_MAX];
 	if (scenario_dir(dir, sizeof dir)) {
 		fprintf(stderr, "lockstorm: no scenarios directory (next to the binary, or %s/scenarios)\n",
@@ -193,12 +238,20 @@ int sc_list(int argc, char **argv)
 	return 0;
 }
 
+static const char sc_show_usage[] =
+	"usage: lockstorm scenario show NAME|FILE\n"
+	"  the story, and every revision's expected verdict and `lockstorm run` command line\n"
+	"exit: 0 shown, 2 unknown or bad scenario\n";
+
 int sc_show(int argc, char **argv)
 {
-	if (argc != 2)
+	int h = sc_help_only("show", sc_show_usage, argc, argv);
+	if (h)
+		return h == 1 ? 0 : h;
+	if (argc - optind != 1)
 		return fprintf(stderr, "lockstorm: scenario show: usage: lockstorm scenario show NAME\n"), 2;
 	char path[PATH_MAX], why[1024];
-	if (sc_resolve(argv[1], path, sizeof path, why, sizeof why))
+	if (sc_resolve(argv[optind], path, sizeof path, why, sizeof why))
 		return fprintf(stderr, "lockstorm: %s\n", why), 2;
 	struct scenario *sc = scenario_load(path, why, sizeof why);
 	if (!sc)
@@ -499,9 +552,11 @@ static void rm_tmp(const char *dir)
 static const char sc_run_usage[] =
 	"usage: lockstorm scenario run NAME|FILE.. [-o OUTDIR] [-q]\n"
 	"       lockstorm scenario run --all [-o OUTDIR] [-q]\n"
-	"  -o OUTDIR   keep every revision's run as OUTDIR/SCENARIO/REVISION (journals, report.json)\n"
-	"              and its output as OUTDIR/SCENARIO/REVISION.log\n"
-	"  -q          one line per scenario and revision (no stories, no bound texts)\n"
+	"  -a, --all         every scenario of the library\n"
+	"  -o, --out OUTDIR  keep every revision's run as OUTDIR/SCENARIO/REVISION (journals, report.json)\n"
+	"                    and its output as OUTDIR/SCENARIO/REVISION.log\n"
+	"  -q, --quiet       one line per scenario and revision (no stories, no bound texts)\n"
+	"  -h, --help        this help (options take --opt=VALUE and --opt VALUE alike)\n"
 	"exit: 0 every revision as expected, 1 one was not, 2 a bad scenario file, 3 a run failed\n";
 
 int sc_run(int argc, char **argv)
@@ -513,24 +568,38 @@ int sc_run(int argc, char **argv)
 	memset(&ro, 0, sizeof ro);
 	if (!names)
 		return 3;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--all"))
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ao:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
 			all = 1;
-		else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			break;
+		case 'o':
+			ro.outdir = optarg;
+			break;
+		case 'q':
 			ro.quiet = 1;
-		else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) && i + 1 < argc)
-			ro.outdir = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			break;
+		case 'h':
 			fputs(sc_run_usage, stdout);
 			free(names);
 			return 0;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "lockstorm: scenario run: unknown option '%s' (see scenario run --help)\n", argv[i]);
+		default:
 			free(names);
-			return 2;
-		} else
-			names[nnames++] = argv[i];
+			return sc_bad_option("run", c, argv);
+		}
 	}
+	for (int i = optind; i < argc; i++)
+		names[nnames++] = argv[i];
 	if (all == (nnames > 0)) {
 		fprintf(stderr, "lockstorm: scenario run: name scenarios or give --all (not both, not neither)\n");
 		free(names);

@@ -32,6 +32,8 @@ void sc_got_text(const struct sc_observed *o, char *out, size_t len);
 int sc_list(int argc, char **argv);
 int sc_show(int argc, char **argv);
 int sc_run(int argc, char **argv);
+/* getopt_long's "unknown option" / "needs a value" for `scenario VERB`, as one line; 2. */
+int sc_bad_option(const char *verb, int c, char **argv);
 
 #ifdef __cplusplus
 }
