@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/num.h"
 #include "../workloads/workload.h"
 #include "../workloads/config.h"
 #include "../run/driver.h"
@@ -41,9 +43,9 @@ static const char compare_usage[] =
 	"      --markdown FILE     the table as markdown (a CI summary)\n"
 	"      --junit FILE        JUnit XML: one testsuite per revision, one testcase per invariant\n"
 	"  -o, --out DIR           keep every run (DIR/REV-rN: journals, report.json; see lockstorm report)\n"
+	"  -s, --seed S            the base seed (default 1)\n"
 	"  -q, --quiet             no progress lines\n"
-	"run options (passed to every run alike): -w -n -d --ops --fault --faults --time-scale --param\n"
-	"  -s (the base seed) --respawn --dir --keep --trace (see lockstorm run --help)\n"
+	"  -h, --help              this help (options take --opt=VALUE and --opt VALUE alike)\n"
 	"Runs are interleaved A B A B so that drift of the machine hits every revision alike.\n"
 	"exit: 0 no revision had a violation, 1 one did, 2 bad usage, 3 a run could not be judged\n";
 
@@ -99,35 +101,6 @@ static int usage(const char *fmt, ...)
 	return 2;
 }
 
-static int opt_is(const char *a, const char *s, const char *l)
-{
-	return (s && !strcmp(a, s)) || (l && !strcmp(a, l));
-}
-
-/* Run options that take a value as the next argument. */
-static int takes_value(const char *a)
-{
-	static const char *const with[] = { "-w", "--workload", "-n", "--workers", "-d", "--duration", "--ops",
-					    "--fault", "--faults", "--time-scale", "--param", "--dir", NULL };
-	for (const char *const *w = with; *w; w++)
-		if (!strcmp(a, *w))
-			return 1;
-	return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int add_revs(struct cmp *c, const char *list)
 {
 	char buf[1024];
@@ -145,75 +118,150 @@ static int add_revs(struct cmp *c, const char *list)
 	return 0;
 }
 
+/* Compare's own options; every other option of `lockstorm run` passes to
+ * every run (CO_PASS + its index in runcfg_longopts). */
+enum { CO_REPEAT = 1000, CO_JSON, CO_MARKDOWN, CO_JUNIT, CO_PASS = 2000 };
+static const struct option compare_own[] = {
+	{ "protocol", required_argument, NULL, 'p' },
+	{ "repeat", required_argument, NULL, CO_REPEAT },
+	{ "json", required_argument, NULL, CO_JSON },
+	{ "markdown", required_argument, NULL, CO_MARKDOWN },
+	{ "junit", required_argument, NULL, CO_JUNIT },
+	{ "out", required_argument, NULL, 'o' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int compare_owns(const char *name)
+{
+	for (const struct option *o = compare_own; o->name; o++)
+		if (!strcmp(o->name, name))
+			return 1;
+	return 0;
+}
+
+/* own options, then the run's (the ones compare does not own) */
+static const struct option *compare_options(void)
+{
+	static struct option all[96];
+	if (all[0].name)
+		return all;
+	size_t n = 0;
+	for (const struct option *o = compare_own; o->name; o++)
+		all[n++] = *o;
+	for (const struct option *o = runcfg_longopts; o->name && n + 1 < sizeof all / sizeof all[0]; o++)
+		if (!compare_owns(o->name)) {
+			all[n] = *o;
+			all[n].flag = NULL;
+			all[n].val = CO_PASS + (int)(o - runcfg_longopts);
+			n++;
+		}
+	return all;
+}
+
+static void compare_usage_print(FILE *f)
+{
+	fputs(compare_usage, f);
+	fputs("run options (passed to every run alike; see lockstorm run --help):\n ", f);
+	int col = 1;
+	for (const struct option *o = runcfg_longopts; o->name; o++) {
+		if (compare_owns(o->name))
+			continue;
+		char w[64];
+		int k = snprintf(w, sizeof w, " --%s%s", o->name, o->has_arg ? " X" : "");
+		if (col + k > 100) {
+			fputs("\n ", f);
+			col = 1;
+		}
+		fputs(w, f);
+		col += k;
+	}
+	fputs("\n", f);
+}
+
 static int parse(struct cmp *c, int argc, char **argv)
 {
 	c->repeat = 1;
 	c->seed = 1;
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i];
-		const char *val = NULL;
-		char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-		char name[64];
-		if (eq) { /* --opt=value */
-			snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-			val = eq + 1;
-		} else if (a[0] == '-' && strchr("pso", a[1] ? a[1] : ' ') && a[1] && a[2]) { /* -pA,B -s7 -oDIR */
-			snprintf(name, sizeof name, "-%c", a[1]);
-			val = a + 2;
-		} else {
-			snprintf(name, sizeof name, "%s", a);
+	const struct option *opts = compare_options();
+	char shorts[64];
+	size_t ns = (size_t)snprintf(shorts, sizeof shorts, ":p:o:s:qvh");
+	for (const char *s = runcfg_shortopts; *s; s++) /* the run's short options compare does not own */
+		if (*s != ':' && !strchr(":p:o:s:qvh", *s) && ns + 2 < sizeof shorts) {
+			shorts[ns++] = *s;
+			if (s[1] == ':')
+				shorts[ns++] = ':';
 		}
-		int ours = opt_is(name, "-p", "--protocol") || opt_is(name, NULL, "--repeat") ||
-			   opt_is(name, NULL, "--json") || opt_is(name, NULL, "--markdown") ||
-			   opt_is(name, NULL, "--junit") || opt_is(name, "-o", "--out") || opt_is(name, "-s", "--seed");
-		if (opt_is(name, "-h", "--help")) {
-			fputs(compare_usage, stdout);
-			return 1;
-		}
-		if (opt_is(name, "-q", "--quiet")) {
+	shorts[ns] = '\0';
+	optind = 1;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		char msg[160];
+		uint64_t r;
+		const struct option *run_opt = NULL;
+		switch (ch) {
+		case 'p':
+			if (add_revs(c, optarg))
+				return 2;
+			continue;
+		case CO_REPEAT:
+			if (num_u64(optarg, 1, 1000, &r, msg, sizeof msg))
+				return usage("--repeat: %s", msg);
+			c->repeat = (unsigned)r;
+			continue;
+		case CO_JSON:
+			c->json = optarg;
+			continue;
+		case CO_MARKDOWN:
+			c->markdown = optarg;
+			continue;
+		case CO_JUNIT:
+			c->junit = optarg;
+			continue;
+		case 'o':
+			c->outdir = optarg;
+			continue;
+		case 's':
+			if (num_u64(optarg, 0, UINT64_MAX, &c->seed, msg, sizeof msg))
+				return usage("-s: %s (the base seed)", msg);
+			continue;
+		case 'q':
 			c->quiet = 1;
 			continue;
-		}
-		if (opt_is(name, "-v", "--verbose"))
+		case 'v':
 			continue;
-		if (ours) {
-			if (!val) {
-				if (i + 1 >= argc)
-					return usage("option %s needs a value", name);
-				val = argv[++i];
-			}
-			if (opt_is(name, "-p", "--protocol")) {
-				if (add_revs(c, val))
-					return 2;
-			} else if (!strcmp(name, "--repeat")) {
-				uint64_t r;
-				if (parse_u64(val, &r) || r < 1 || r > 1000)
-					return usage("--repeat %s: want a whole number from 1 to 1000", val);
-				c->repeat = (unsigned)r;
-			} else if (!strcmp(name, "--json")) {
-				c->json = val;
-			} else if (!strcmp(name, "--markdown")) {
-				c->markdown = val;
-			} else if (!strcmp(name, "--junit")) {
-				c->junit = val;
-			} else if (opt_is(name, "-o", "--out")) {
-				c->outdir = val;
-			} else if (parse_u64(val, &c->seed)) {
-				return usage("-s %s: want a whole number", val);
-			}
-			continue;
+		case 'h':
+			compare_usage_print(stdout);
+			return 1;
+		case ':':
+			return usage("option %s needs a value", argv[optind - 1]);
+		case '?':
+			if (optopt && !strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
+				return usage("option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+			if (optopt && optopt < 256 && argv[optind - 1][1] != '-')
+				return usage("unknown option '-%c' (see lockstorm compare --help)", optopt);
+			return usage("unknown option '%s' (see lockstorm compare --help)", argv[optind - 1]);
+		default:
+			run_opt = ch >= CO_PASS ? &runcfg_longopts[ch - CO_PASS] : runcfg_option(ch);
+			break;
 		}
-		if (a[0] != '-')
-			return usage("unexpected argument '%s' (see lockstorm compare --help)", a);
-		if (c->npass + 2 >= MAX_PASS)
+		if (!run_opt)
+			return usage("unknown option '%s' (see lockstorm compare --help)", argv[optind - 1]);
+		/* one spelling for every child: --name=VALUE or --name */
+		if (c->npass + 1 >= MAX_PASS)
 			return usage("too many options");
-		c->pass[c->npass++] = a;
-		if (!eq && takes_value(a)) {
-			if (i + 1 >= argc)
-				return usage("option %s needs a value", a);
-			c->pass[c->npass++] = argv[++i];
-		}
+		char *w;
+		if (asprintf(&w, "--%s%s%s", run_opt->name, run_opt->has_arg ? "=" : "",
+			     run_opt->has_arg ? optarg : "") < 0)
+			return usage("out of memory");
+		c->pass[c->npass++] = w;
 	}
+	if (optind < argc)
+		return usage("unexpected argument '%s' (see lockstorm compare --help)", argv[optind]);
 	if (!c->nrev)
 		return usage("-p A,B: name the protocol revisions to compare (see lockstorm list protocols)");
 	/* Every revision's run must parse: unknown protocols, bad options and
@@ -800,6 +848,9 @@ static void cleanup(struct cmp *c)
 		json_decref(v->runs_json);
 		json_decref(v->summary);
 	}
+	for (unsigned k = 0; k < c->npass; k++)
+		free(c->pass[k]);
+	c->npass = 0;
 	if (c->tmp[0])
 		fsutil_rm_tree(c->tmp);
 }

@@ -1,7 +1,13 @@
 /*
- * main.c - `lockstorm` command line: run, check, dump, list.
+ * main.c - `lockstorm` command line: the command table, run, check, dump,
+ * list, help and version.
+ *
+ * One convention for every command: getopt_long, so `--opt=VALUE` and
+ * `--opt VALUE` are alike; `lockstorm CMD --help` and `lockstorm help CMD`
+ * print that command's help and exit 0; bad input exits 2 with one line.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@
 #include "compare.h"
 #include "scenario.h"
 #include "../explore/explore.h"
+#include "ls_version.h" /* generated: BUILD/generated (cmake/version.cmake) */
 
 static const char usage[] =
 	"usage: lockstorm COMMAND [options]\n"
@@ -41,7 +48,10 @@ static const char usage[] =
 	"           new NAME --from-run OUTDIR [-o FILE]: incidents and known bad interleavings\n"
 	"           (scenarios/*.scenario), each revision against its expected verdict\n"
 	"\n"
-	"`lockstorm run --help` lists the run options.\n"
+	"  help     [COMMAND]: this page, or a command's own (as COMMAND --help)\n"
+	"  version  the version (also --version)\n"
+	"\n"
+	"`lockstorm run --help` lists the run options; every command takes --opt=VALUE and --opt VALUE.\n"
 	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -65,44 +75,103 @@ static int cmd_run(int argc, char **argv)
 	return driver_run(&cfg);
 }
 
+/* getopt_long's "unknown option" and "needs a value", as one line (exit 2). */
+static int bad_option(const char *cmd, int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	if (c == ':')
+		return fprintf(stderr, "lockstorm: %s: option %s needs a value\n", cmd, arg), 2;
+	if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '='))
+		return fprintf(stderr, "lockstorm: %s: option '%.*s' takes no value\n", cmd, (int)strcspn(arg, "="), arg), 2;
+	if (optopt && optopt < 256 && arg[1] != '-')
+		return fprintf(stderr, "lockstorm: %s: unknown option '-%c' (see lockstorm %s --help)\n", cmd, optopt,
+			       cmd), 2;
+	return fprintf(stderr, "lockstorm: %s: unknown option '%s' (see lockstorm %s --help)\n", cmd, arg, cmd), 2;
+}
+
+static const char check_usage[] =
+	"usage: lockstorm check OUTDIR [-q] [--json FILE] [--junit FILE]\n"
+	"  OUTDIR          a kept run (lockstorm run -o OUTDIR): re-derive its verdict from the journals\n"
+	"                  and the final state alone\n"
+	"  -q, --quiet     only the verdict line\n"
+	"      --json FILE write the JSON report (schema lockstorm-report/1)\n"
+	"      --junit FILE write JUnit XML: one testcase per invariant\n"
+	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
+
 static int cmd_check(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "junit", required_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *dir = NULL, *json = NULL, *junit = NULL;
-	int quiet = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+	int quiet = 0, c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
 			quiet = 1;
-		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
-			json = argv[++i];
-		else if (!strcmp(argv[i], "--junit") && i + 1 < argc)
-			junit = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: lockstorm check OUTDIR [-q] [--json FILE] [--junit FILE]\n");
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 'u':
+			junit = optarg;
+			break;
+		case 'h':
+			fputs(check_usage, stdout);
 			return 0;
-		} else if (argv[i][0] == '-')
-			return usage_error("check: unknown option '%s'", argv[i]);
-		else if (dir)
+		default:
+			return bad_option("check", c, argv);
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (dir)
 			return usage_error("check: one OUTDIR only (got '%s' too)", argv[i]);
-		else
-			dir = argv[i];
+		dir = argv[i];
 	}
 	if (!dir)
-		return usage_error("%s", "check: usage: lockstorm check OUTDIR");
+		return usage_error("%s", "check: usage: lockstorm check OUTDIR [-q] [--json FILE] [--junit FILE]");
 	return driver_check_junit(dir, quiet, json, junit);
 }
 
+static const char dump_usage[] =
+	"usage: lockstorm dump OUTDIR\n"
+	"  print every journal record of a kept run (lockstorm run -o OUTDIR) as JSON lines, in the\n"
+	"  global sequence order; torn tails are skipped and counted on stderr\n"
+	"exit: 0 printed, 2 bad usage or no journals\n";
+
 static int cmd_dump(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-')
-		return usage_error("%s", "dump: usage: lockstorm dump OUTDIR");
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c != 'h')
+			return bad_option("dump", c, argv);
+		fputs(dump_usage, stdout);
+		return 0;
+	}
+	if (argc - optind != 1)
+		return usage_error("%s", argc - optind ? "dump: one OUTDIR only: lockstorm dump OUTDIR"
+						    : "dump: usage: lockstorm dump OUTDIR");
+	const char *dir = argv[optind];
 	struct jrec *rec;
 	size_t n, torn;
 	unsigned files;
-	if (journal_read_dir(argv[1], &rec, &n, &torn, &files) != 0)
+	if (journal_read_dir(dir, &rec, &n, &torn, &files) != 0)
 		return usage_error("dump: cannot read journals: %s", strerror(errno));
 	if (files == 0) {
 		free(rec);
-		return usage_error("dump: no journals in %s/journal", argv[1]);
+		return usage_error("dump: no journals in %s/journal", dir);
 	}
 	for (size_t i = 0; i < n; i++)
 		journal_print_json(stdout, &rec[i]);
@@ -127,23 +196,49 @@ static void list_points(const char *const *points)
 		printf("    %s\n", *points);
 }
 
+static const char list_usage[] =
+	"usage: lockstorm list protocols|workloads|points|faults [-p PROTO]\n"
+	"  protocols     every protocol revision: origin, summary, parameters with their defaults\n"
+	"  workloads     every workload and its parameters\n"
+	"  points        every fault point: fs/<call> and each protocol's and workload's steps\n"
+	"  faults        the fault kinds, their keys and the --faults profiles\n"
+	"  -p, --protocol PROTO   protocols and points: only this one\n"
+	"exit: 0 listed, 2 bad usage\n";
+
 static int cmd_list(int argc, char **argv)
 {
-	if (argc < 2)
-		return usage_error("%s", "list: usage: lockstorm list protocols|workloads|points [-p PROTO]|faults");
-	const char *what = argv[1];
+	static const struct option longopts[] = {
+		{ "protocol", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const struct lock_ops *only = NULL;
-	if (argc == 4 && !strcmp(argv[2], "-p")) {
-		only = lock_find(argv[3]);
-		if (!only) {
-			char names[512];
-			lock_names(names, sizeof names);
-			fprintf(stderr, "lockstorm: unknown protocol '%s' (known: %s)\n", argv[3], names);
-			return 2;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			only = lock_find(optarg);
+			if (!only) {
+				char names[512];
+				lock_names(names, sizeof names);
+				fprintf(stderr, "lockstorm: list: unknown protocol '%s' (known: %s)\n", optarg, names);
+				return 2;
+			}
+			break;
+		case 'h':
+			fputs(list_usage, stdout);
+			return 0;
+		default:
+			return bad_option("list", c, argv);
 		}
-	} else if (argc != 2) {
-		return usage_error("list: unexpected argument '%s'", argv[2]);
 	}
+	if (optind >= argc)
+		return usage_error("%s", "list: usage: lockstorm list protocols|workloads|points|faults [-p PROTO]");
+	if (argc - optind > 1)
+		return usage_error("list: unexpected argument '%s'", argv[optind + 1]);
+	const char *what = argv[optind];
 	if (!strcmp(what, "protocols")) {
 		for (const struct lock_ops *const *o = lock_registry; *o; o++) {
 			if (only && *o != only)
@@ -219,6 +314,61 @@ static int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_version(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1 && strcmp(argv[1], "-h") && strcmp(argv[1], "--help"))
+		return usage_error("version: unexpected argument '%s'", argv[1]);
+	if (argc > 1) {
+		printf("usage: lockstorm version | lockstorm --version\n"
+		       "  print the version: `git describe --always --dirty` of the source tree at build time,\n"
+		       "  else the project version (%s)\n", LS_PROJECT_VERSION);
+		return 0;
+	}
+	printf("lockstorm %s\n", LS_VERSION);
+	return 0;
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*main)(int argc, char **argv); /* argv[0] is the command's name */
+} commands[] = {
+	{ "run", cmd_run },         { "check", cmd_check },       { "dump", cmd_dump },
+	{ "list", cmd_list },       { "explore", explore_main },  { "replay", replay_main },
+	{ "exec", exec_main },      { "report", report_main },    { "merge", merge_main },
+	{ "compare", compare_main }, { "scenario", scenario_main }, { "help", cmd_help },
+	{ "version", cmd_version }, { NULL, NULL },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* help CMD [SUB]: CMD [SUB] --help. */
+static int cmd_help(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	const struct command *c = find_command(argv[1]);
+	if (!c)
+		return usage_error("help: unknown command '%s' (see lockstorm --help)", argv[1]);
+	if (argc > 3)
+		return usage_error("help: unexpected argument '%s'", argv[3]);
+	char help[] = "--help";
+	char *av[4] = { argv[1], argc == 3 ? argv[2] : help, argc == 3 ? help : NULL, NULL };
+	if (c->main == cmd_help)
+		return fputs(usage, stdout), 0;
+	return c->main(argc == 3 ? 3 : 2, av);
+}
+
 int main(int argc, char **argv)
 {
 	journal_point_name = point_name;
@@ -227,31 +377,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "check"))
-		return cmd_check(argc - 1, argv + 1);
-	if (!strcmp(cmd, "dump"))
-		return cmd_dump(argc - 1, argv + 1);
-	if (!strcmp(cmd, "list"))
-		return cmd_list(argc - 1, argv + 1);
-	if (!strcmp(cmd, "exec"))
-		return exec_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "report"))
-		return report_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "merge"))
-		return merge_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "compare"))
-		return compare_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "scenario"))
-		return scenario_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "explore"))
-		return explore_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "replay"))
-		return replay_main(argc - 1, argv + 1);
-	return usage_error("unknown command '%s' (see lockstorm --help)", cmd);
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V"))
+		return cmd_version(1, argv + 1);
+	const struct command *c = find_command(cmd);
+	if (!c)
+		return usage_error("unknown command '%s' (see lockstorm --help)", cmd);
+	return c->main(argc - 1, argv + 1);
 }

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../core/num.h"
+
 static const char *const kind_names[FK__COUNT] = {
 	[FK_NONE] = "none",
 	[FK_STALL] = "stall",
@@ -69,65 +71,20 @@ static int bad(char *why, size_t len, const char *spec, const char *fmt, ...)
 	return -1;
 }
 
-static int parse_double(const char *s, double *out)
+/* for=300ms | 2s | 1.5stale (core/num.h) */
+static int parse_for(struct fault_rule *r, const char *v, char *why, size_t len)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s)
+	struct num_dur d;
+	if (num_duration(v, NUM_STALE, &d, why, len))
 		return -1;
-	*out = v;
-	return (int)(end - s);
-}
-
-/* 300ms | 2s | 1500 (ms) | 1m; signed when allow_sign. -1 on error. */
-static int parse_dur(const char *v, int allow_sign, int64_t *out)
-{
-	double x;
-	if (!allow_sign && (*v == '-' || *v == '+'))
-		return -1;
-	int used = parse_double(v, &x);
-	if (used < 0 || (!allow_sign && x < 0))
-		return -1;
-	const char *unit = v + used;
-	double mult;
-	if (!strcmp(unit, "ms") || !*unit)
-		mult = 1;
-	else if (!strcmp(unit, "s"))
-		mult = 1000;
-	else if (!strcmp(unit, "m"))
-		mult = 60000;
-	else
-		return -1;
-	double ms = x * mult;
-	*out = (int64_t)(ms < 0 ? ms - 0.5 : ms + 0.5);
+	r->for_ms = d.is_stale ? -1 : d.ms;
+	r->for_stale = d.is_stale ? d.stale : r->for_stale;
 	return 0;
-}
-
-/* for=300ms | 2s | 1500 (ms) | 1.5stale */
-static int parse_for(struct fault_rule *r, const char *v)
-{
-	double x;
-	int used = parse_double(v, &x);
-	if (used > 0 && x >= 0 && !strcmp(v + used, "stale")) {
-		r->for_ms = -1;
-		r->for_stale = x;
-		return 0;
-	}
-	return parse_dur(v, 0, &r->for_ms);
 }
 
 static int parse_u64(const char *s, uint64_t *out)
 {
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
+	return num_u64(s, 0, UINT64_MAX, out, NULL, 0);
 }
 
 /* workers=0,2,5-7: the key list is split on commas first, so the ids after
@@ -265,18 +222,19 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 			} else if (!val || !*val) {
 				return bad(why, whylen, spec, "key '%s' needs a value (%s=...)", kv, kv);
 			} else if (!strcmp(kv, "p")) {
-				double p = -1;
-				if (parse_double(val, &p) != (int)strlen(val) || p < 0 || p > 1)
-					return bad(why, whylen, spec, "p=%s: want a probability in [0,1]", val);
-				r.p = p;
+				char msg[160];
+				if (num_real(val, 0, 1, 0, &r.p, msg, sizeof msg))
+					return bad(why, whylen, spec, "p=%s: %s (a probability)", val, msg);
 			} else if (!strcmp(kv, "nth")) {
-				if (parse_u64(val, &r.nth) || r.nth == 0)
-					return bad(why, whylen, spec, "nth=%s: want a whole number >= 1", val);
+				char msg[160];
+				if (num_u64(val, 1, UINT64_MAX, &r.nth, msg, sizeof msg))
+					return bad(why, whylen, spec, "nth=%s: %s", val, msg);
 			} else if (!strcmp(kv, "for")) {
+				char msg[160];
 				if (key_allowed(&r, K_FOR, spec, why, whylen))
 					return -1;
-				if (parse_for(&r, val))
-					return bad(why, whylen, spec, "for=%s: want 300ms, 2s or 1.5stale", val);
+				if (parse_for(&r, val, msg, sizeof msg))
+					return bad(why, whylen, spec, "for=%s: %s", val, msg);
 				saw_for = 1;
 			} else if (!strcmp(kv, "err")) {
 				if (key_allowed(&r, K_ERR, spec, why, whylen))
@@ -292,26 +250,34 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 				snprintf(r.path, sizeof r.path, "%s", val);
 			} else if (!strcmp(kv, "bytes")) {
 				uint64_t b;
+				char msg[160];
 				if (key_allowed(&r, K_BYTES, spec, why, whylen))
 					return -1;
-				if (parse_u64(val, &b) || b > (1u << 30))
-					return bad(why, whylen, spec, "bytes=%s: want a byte count", val);
+				if (num_u64(val, 0, 1u << 30, &b, msg, sizeof msg))
+					return bad(why, whylen, spec, "bytes=%s: %s (a byte count)", val, msg);
 				r.bytes = (int64_t)b;
 			} else if (!strcmp(kv, "every")) {
+				char msg[160];
 				if (key_allowed(&r, K_EVERY, spec, why, whylen))
 					return -1;
-				if (parse_dur(val, 0, &r.every_ms) || r.every_ms < 1)
-					return bad(why, whylen, spec, "every=%s: want a period like 5ms", val);
+				if (num_ms(val, 0, &r.every_ms, msg, sizeof msg))
+					return bad(why, whylen, spec, "every=%s: %s", val, msg);
+				if (r.every_ms < 1)
+					return bad(why, whylen, spec, "every=%s: want a period of 1ms or more", val);
 			} else if (!strcmp(kv, "by")) {
+				char msg[160];
 				if (key_allowed(&r, K_BY, spec, why, whylen))
 					return -1;
-				if (parse_dur(val, 1, &r.by_ms))
-					return bad(why, whylen, spec, "by=%s: want an offset like +500ms or -2s", val);
+				if (num_ms(val, NUM_SIGNED, &r.by_ms, msg, sizeof msg))
+					return bad(why, whylen, spec, "by=%s: %s (an offset like +500ms or -2s)", val, msg);
 				saw_by = 1;
 			} else if (!strcmp(kv, "res")) {
+				char msg[160];
 				if (key_allowed(&r, K_RES, spec, why, whylen))
 					return -1;
-				if (parse_dur(val, 0, &r.res_ms) || r.res_ms < 1)
+				if (num_ms(val, 0, &r.res_ms, msg, sizeof msg))
+					return bad(why, whylen, spec, "res=%s: %s", val, msg);
+				if (r.res_ms < 1)
 					return bad(why, whylen, spec, "res=%s: want a resolution like 1s or 2s", val);
 			} else if (!strcmp(kv, "workers")) {
 				if (parse_workers(&r, val))

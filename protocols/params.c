@@ -9,8 +9,9 @@
  *
  * Values:
  *   PU_COUNT   a non-negative decimal integer ("100")
- *   PU_MS      a non-negative duration: plain ms ("250"), or a number with the
- *              suffix "ms" or "s" ("250ms", "10s", "1.5s"); rounded to whole ms
+ *   PU_MS      a non-negative duration of core/num.h: "250ms", "10s", "1.5s",
+ *              "2m"; a bare number ("250") is ms, since the name says so
+ *              (every PU_MS name ends in _ms); rounded to whole ms, <= 30 days
  *   PU_CHOICE  a choice name ("try") or its index ("1")
  *
  * Errors: param_parse and param_resolve return -1 and write a one-line
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/num.h"
 #include "lock.h"
 
 const char *const lock_form_choices[] = { "acquire", "try", "bounded", NULL };
@@ -54,54 +56,21 @@ int param_count(const struct param *params)
 	return n;
 }
 
-/* "[0-9]+" into *out; -1 on anything else or overflow. */
-static int params_parse_uint(const char *s, int64_t *out)
+/* A count: core/num.h's whole number (decimal digits only), fits an int64. */
+static int params_parse_uint(const char *s, int64_t *out, char *why, size_t whylen)
 {
-	if (*s < '0' || *s > '9')
-		return -1; /* no sign, no leading space, not empty */
-	errno = 0;
-	char *end;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end)
+	uint64_t v;
+	if (num_u64(s, 0, INT64_MAX, &v, why, whylen))
 		return -1;
-	*out = v;
+	*out = (int64_t)v;
 	return 0;
 }
 
-/*
- * A duration: digits, an optional fraction, an optional unit.  Parsed by hand
- * because strtod also takes "inf", "nan", hex and exponents, none of which a
- * user means by a duration.
- */
-static int params_parse_ms(const char *s, int64_t *out)
+/* Does the name say the unit (stale_ms)?  Then a bare number is ms. */
+static int params_name_says_ms(const char *name)
 {
-	const char *p = s;
-	double v = 0;
-	int digits = 0;
-
-	for (; *p >= '0' && *p <= '9'; p++, digits++)
-		v = v * 10 + (*p - '0');
-	if (*p == '.') {
-		double place = 0.1;
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++, place /= 10)
-			v += (*p - '0') * place;
-	}
-	if (!digits)
-		return -1;
-
-	double unit;
-	if (*p == '\0' || strcmp(p, "ms") == 0)
-		unit = 1;
-	else if (strcmp(p, "s") == 0)
-		unit = 1000;
-	else
-		return -1;
-
-	v = nearbyint(v * unit);
-	if (!(v < 9.2e18))
-		return -1; /* does not fit an int64 */
-	*out = (int64_t)v;
-	return 0;
+	size_t n = strlen(name);
+	return n > 3 && strcmp(name + n - 3, "_ms") == 0;
 }
 
 /* Append "a|b|c" (the choice names) to buf. */
@@ -121,20 +90,21 @@ int param_parse(const struct param *p, const char *value, int64_t *out, char *wh
 	int64_t v;
 
 	switch (p->unit) {
-	case PU_COUNT:
-		if (params_parse_uint(value, &v) == 0)
+	case PU_COUNT: {
+		char msg[160];
+		if (params_parse_uint(value, &v, msg, sizeof msg) == 0)
 			break;
-		snprintf(why, whylen, "%s: '%s' is not a count (a non-negative integer)", p->name,
-			 value);
+		snprintf(why, whylen, "%s: %s (a count)", p->name, msg);
 		return -1;
+	}
 
-	case PU_MS:
-		if (params_parse_ms(value, &v) == 0)
+	case PU_MS: {
+		char msg[160];
+		if (num_ms(value, params_name_says_ms(p->name) ? NUM_BARE_MS : 0, &v, msg, sizeof msg) == 0)
 			break;
-		snprintf(why, whylen,
-			 "%s: '%s' is not a duration (ms, or a number with suffix ms or s, e.g. 10s)",
-			 p->name, value);
+		snprintf(why, whylen, "%s: %s", p->name, msg);
 		return -1;
+	}
 
 	case PU_CHOICE: {
 		int n = 0;
@@ -148,7 +118,7 @@ int param_parse(const struct param *p, const char *value, int64_t *out, char *wh
 				return 0;
 			}
 		}
-		if (params_parse_uint(value, &v) == 0 && v < n)
+		if (params_parse_uint(value, &v, NULL, 0) == 0 && v < n)
 			break;
 		int k = snprintf(why, whylen, "%s: '%s' is not one of ", p->name, value);
 		if (k >= 0 && (size_t)k < whylen)

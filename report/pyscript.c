@@ -4,6 +4,7 @@
 #include "pyscript.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,34 +158,63 @@ static const char report_usage[] =
 	"                   over time with faults marked, wait and hold histograms, per-worker fairness,\n"
 	"                   a timeline of the holders around the first violations\n"
 	"  --markdown FILE  a short summary for a CI job page\n"
+	"  --title TEXT     the page's title\n"
+	"  -h, --help       this help (options take --opt=VALUE and --opt VALUE alike)\n"
 	"needs /usr/bin/python3 with python3-matplotlib (report/report.py)\n"
 	"exit: 0 written, 2 bad usage or OUTDIR not a kept run, 3 the report script failed\n";
 
+/* getopt_long's "unknown option" and "needs a value", as one line (exit 2). */
+static int pyscript_bad_option(const char *cmd, int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	if (c == ':')
+		fprintf(stderr, "lockstorm: %s: option %s needs a value\n", cmd, arg);
+	else if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '='))
+		fprintf(stderr, "lockstorm: %s: option '%.*s' takes no value\n", cmd, (int)strcspn(arg, "="), arg);
+	else if (optopt && optopt < 256 && arg[1] != '-')
+		fprintf(stderr, "lockstorm: %s: unknown option '-%c' (see lockstorm %s --help)\n", cmd, optopt, cmd);
+	else
+		fprintf(stderr, "lockstorm: %s: unknown option '%s' (see lockstorm %s --help)\n", cmd, arg, cmd);
+	return 2;
+}
+
 int report_main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "html", required_argument, NULL, 'H' },
+		{ "markdown", required_argument, NULL, 'm' },
+		{ "title", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *dir = NULL, *html = NULL, *md = NULL, *title = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			html = optarg;
+			break;
+		case 'm':
+			md = optarg;
+			break;
+		case 't':
+			title = optarg;
+			break;
+		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
+		default:
+			return pyscript_bad_option("report", c, argv);
 		}
-		if (!strcmp(a, "--html") || !strcmp(a, "--markdown") || !strcmp(a, "--title")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "lockstorm: report: %s needs a value\n", a);
-				return 2;
-			}
-			const char **slot = a[2] == 'h' ? &html : a[2] == 'm' ? &md : &title;
-			*slot = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "lockstorm: report: unknown option '%s' (see lockstorm report --help)\n", a);
+	}
+	for (int i = optind; i < argc; i++) {
+		if (dir) {
+			fprintf(stderr, "lockstorm: report: one OUTDIR only (got '%s' too)\n", argv[i]);
 			return 2;
-		} else if (dir) {
-			fprintf(stderr, "lockstorm: report: one OUTDIR only (got '%s' too)\n", a);
-			return 2;
-		} else {
-			dir = a;
 		}
+		dir = argv[i];
 	}
 	if (!dir || (!html && !md)) {
 		fprintf(stderr, "lockstorm: report: usage: lockstorm report OUTDIR --html FILE [--markdown FILE]\n");
@@ -220,11 +250,65 @@ int report_main(int argc, char **argv)
 	return pyscript_run("report.py", args);
 }
 
+static const char merge_usage[] =
+	"usage: lockstorm merge [-o OUTDIR] [--baseline FILE] SHARD_DIR..\n"
+	"  join ci/nightly shard folders into one report (report/merge.py)\n"
+	"  SHARD_DIR          a shard's output folder (ci/nightly --shard I/N -o SHARD_DIR)\n"
+	"  -o, --out OUTDIR   where the merged report goes (default nightly-merged)\n"
+	"      --baseline FILE  known failures (ci/nightly-baseline.txt)\n"
+	"  -h, --help         this help (options take --opt=VALUE and --opt VALUE alike)\n"
+	"needs /usr/bin/python3 (report/merge.py)\n"
+	"exit: 0 no new failure, 1 a new failure (not in the baseline), 2 bad usage or input, 3 the script failed\n";
+
 int merge_main(int argc, char **argv)
 {
-	if (argc < 2) {
+	static const struct option longopts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *baseline = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'b':
+			baseline = optarg;
+			break;
+		case 'h':
+			fputs(merge_usage, stdout);
+			return 0;
+		default:
+			return pyscript_bad_option("merge", c, argv);
+		}
+	}
+	if (optind >= argc) {
 		fprintf(stderr, "lockstorm: merge: usage: lockstorm merge [-o OUTDIR] [--baseline FILE] SHARD_DIR..\n");
 		return 2;
 	}
-	return pyscript_run("merge.py", argv + 1);
+	/* merge.py gets the options in one spelling, the folders after "--" */
+	char **args = calloc((size_t)(argc - optind) + 6, sizeof *args);
+	if (!args)
+		return 3;
+	int n = 0;
+	if (out) {
+		args[n++] = "--out";
+		args[n++] = (char *)out;
+	}
+	if (baseline) {
+		args[n++] = "--baseline";
+		args[n++] = (char *)baseline;
+	}
+	args[n++] = "--";
+	for (int i = optind; i < argc; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	int rc = pyscript_run("merge.py", args);
+	free(args);
+	return rc;
 }

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/num.h"
 #include "../faults/fault.h"
 #include "../faults/preload/preload.h"
 
@@ -37,10 +39,12 @@ static const char exec_usage[] =
 	"  --fault SPEC   KIND[@POINT][:KEY=VAL,...]; KIND stall, stop, crash, errno, short-write;\n"
 	"                 keys p, nth, once, for, err, path, bytes (see `lockstorm list faults`).\n"
 	"                 1stale means 10 s here (LOCKSTORM_STALE_MS changes it)\n"
-	"  -s, --seed S   same seed and same program: same decisions (default 1)\n"
+	"  -s, --seed S   same seed and same program: same decisions (default 1; decimal)\n"
 	"  --log FILE     keep the inject log (one line per injection) in FILE\n"
 	"  --ctrl         let fiu-ctrl steer the running program (fifo ${TMPDIR:-/tmp}/fiu-ctrl-PID)\n"
 	"  -q, --quiet    do not print the injection summary\n"
+	"  -h, --help     this help\n"
+	"options take --opt=VALUE and --opt VALUE alike; they end at '--'\n"
 	"\n"
 	"exit: CMD's status (128+signal if a signal ended it); 2 bad usage; 3 the shim is missing\n"
 	"example: lockstorm exec --fault 'errno@fs/mkdir:err=EACCES,path=*/x*' -- node app.js\n";
@@ -54,19 +58,6 @@ static int exec_usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
 	return 2;
-}
-
-static int parse_seed(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 static int shim_kind(enum fault_kind k)
@@ -202,85 +193,102 @@ int exec_main(int argc, char **argv)
 		return 3;
 	int rc = 2;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		if (!strcmp(a, "--")) {
-			cmd = i + 1;
-			break;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	static const struct option longopts[] = {
+		{ "fault", required_argument, NULL, 'f' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "ctrl", no_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first word that is no option; '--' must come before CMD */
+	while ((c = getopt_long(argc, argv, "+:s:qh", longopts, NULL)) != -1) {
+		const char *val = optarg;
+		switch (c) {
+		case 'h':
 			fputs(exec_usage, stdout);
 			rc = 0;
 			goto out;
-		}
-		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+		case 'q':
 			quiet = 1;
 			continue;
-		}
-		if (!strcmp(a, "--ctrl")) {
+		case 'c':
 			ctrl = 1;
 			continue;
-		}
-		if (!strncmp(a, "--fault=", 8) || !strncmp(a, "--seed=", 7) || !strncmp(a, "--log=", 6)) {
-			val = strchr(a, '=') + 1;
-		} else if (!strcmp(a, "--fault") || !strcmp(a, "-s") || !strcmp(a, "--seed") || !strcmp(a, "--log")) {
-			if (i + 1 >= argc) {
-				rc = exec_usage_error("option '%s' needs a value", a);
-				goto out;
-			}
-			val = argv[++i];
-		} else if (a[0] == '-') {
-			rc = exec_usage_error("unknown option '%s' (see lockstorm exec --help)", a);
-			goto out;
-		} else {
-			rc = exec_usage_error("'--' is required before the command (got '%s')", a);
-			goto out;
-		}
-		if (!strncmp(a, "--fault", 7)) {
-			if (fault_parse(&plan, val, why, sizeof why) != 0) {
-				rc = exec_usage_error("%s", why);
-				goto out;
-			}
-			const struct fault_rule *r = &plan.rule[plan.n - 1];
-			if (!shim_kind(r->kind)) {
-				snprintf(why, sizeof why,
-					 "bad fault spec '%s': %s: not something the shim does to a program "
-					 "(exec takes stall, stop, crash, errno, short-write)",
-					 val, fault_kind_name(r->kind));
-				rc = exec_usage_error("%s", why);
-				goto out;
-			}
-			if (r->split) {
-				snprintf(why, sizeof why,
-					 "bad fault spec '%s': the shim does not split writes (short-write "
-					 "takes err=, not for=, under exec)", val);
-				rc = exec_usage_error("%s", why);
-				goto out;
-			}
-			int hits = 0;
-			for (int p = 0; p < PRELOAD_NPOINTS; p++)
-				hits += (int)(fault_point_mask(&plan, preload_points[p]) >> (plan.n - 1) & 1u);
-			if (!hits) {
-				snprintf(why, sizeof why,
-					 "bad fault spec '%s': %s: %s never fires there (the shim wraps fs/mkdir, fs/rmdir, "
-					 "fs/link, fs/unlink, fs/rename, fs/open, fs/utimens, fs/write, fs/fsync, fs/close; "
-					 "short-write acts at fs/write only)",
-					 val, r->point, fault_kind_name(r->kind));
-				rc = exec_usage_error("%s", why);
-				goto out;
-			}
-			if (strchr(val, '\n')) {
-				rc = exec_usage_error("bad fault spec '%s': contains a newline", val);
-				goto out;
-			}
-			specs_len += (size_t)sprintf(specs + specs_len, "%s\n", val);
-		} else if (!strncmp(a, "--log", 5)) {
+		case 'l':
 			log = val;
-		} else if (parse_seed(val, &seed)) {
-			rc = exec_usage_error("bad seed '%s' (want a whole number)", val);
+			continue;
+		case 's': {
+			char msg[160];
+			if (num_u64(val, 0, UINT64_MAX, &seed, msg, sizeof msg)) {
+				rc = exec_usage_error("-s: %s (the seed)", msg);
+				goto out;
+			}
+			continue;
+		}
+		case ':':
+			rc = exec_usage_error("option '%s' needs a value", argv[optind - 1]);
+			goto out;
+		case '?':
+			if (optopt && !strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '=')) {
+				rc = exec_usage_error("option '%s' takes no value", argv[optind - 1]);
+			} else if (optopt && optopt < 256 && argv[optind - 1][1] != '-') {
+				char o[3] = { '-', (char)optopt, '\0' };
+				rc = exec_usage_error("unknown option '%s' (see lockstorm exec --help)", o);
+			} else {
+				rc = exec_usage_error("unknown option '%s' (see lockstorm exec --help)", argv[optind - 1]);
+			}
+			goto out;
+		default: /* 'f' */
+			break;
+		}
+		if (fault_parse(&plan, val, why, sizeof why) != 0) {
+			rc = exec_usage_error("%s", why);
 			goto out;
 		}
+		const struct fault_rule *r = &plan.rule[plan.n - 1];
+		if (!shim_kind(r->kind)) {
+			snprintf(why, sizeof why,
+				 "bad fault spec '%s': %s: not something the shim does to a program "
+				 "(exec takes stall, stop, crash, errno, short-write)",
+				 val, fault_kind_name(r->kind));
+			rc = exec_usage_error("%s", why);
+			goto out;
+		}
+		if (r->split) {
+			snprintf(why, sizeof why,
+				 "bad fault spec '%s': the shim does not split writes (short-write "
+				 "takes err=, not for=, under exec)", val);
+			rc = exec_usage_error("%s", why);
+			goto out;
+		}
+		int hits = 0;
+		for (int p = 0; p < PRELOAD_NPOINTS; p++)
+			hits += (int)(fault_point_mask(&plan, preload_points[p]) >> (plan.n - 1) & 1u);
+		if (!hits) {
+			snprintf(why, sizeof why,
+				 "bad fault spec '%s': %s: %s never fires there (the shim wraps fs/mkdir, fs/rmdir, "
+				 "fs/link, fs/unlink, fs/rename, fs/open, fs/utimens, fs/write, fs/fsync, fs/close; "
+				 "short-write acts at fs/write only)",
+				 val, r->point, fault_kind_name(r->kind));
+			rc = exec_usage_error("%s", why);
+			goto out;
+		}
+		if (strchr(val, '\n')) {
+			rc = exec_usage_error("bad fault spec '%s': contains a newline", val);
+			goto out;
+		}
+		specs_len += (size_t)sprintf(specs + specs_len, "%s\n", val);
+	}
+	if (optind > 1 && !strcmp(argv[optind - 1], "--"))
+		cmd = optind;
+	else if (optind < argc) {
+		rc = exec_usage_error("'--' is required before the command (got '%s')", argv[optind]);
+		goto out;
 	}
 	if (cmd < 0) {
 		rc = exec_usage_error("%s", "'--' is required before the command: lockstorm exec [--fault SPEC].. -- CMD [ARGS]");

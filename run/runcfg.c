@@ -11,36 +11,78 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/num.h"
 #include "../faults/fsx.h"
 #include "../protocols/external.h"
 #include "../workloads/workload.h"
 
-const char runcfg_run_usage[] =
-	"usage: lockstorm run [options]\n"
-	"  -p, --protocol P[,P..]  protocol revision(s); several make a mixed fleet (default mkdir-owner);\n"
-	"                          ext:NAME runs a real lock library through its adapter (lockstorm list protocols)\n"
-	"      --exec CMD          run CMD (/bin/sh -c) as the adapter of protocol 'exec' (docs/external-workers.md)\n"
-	"  -w, --workload W        update | hold (default update)\n"
-	"  -n, --workers N         worker processes, 1..4096 (default 8)\n"
-	"  -d, --duration D        run time: 500ms, 5s, 2m (default 5s)\n"
-	"      --ops N             stop after N operations in all (instead of -d)\n"
-	"      --fault SPEC        KIND[@POINT][:KEY=VAL,..], repeatable; kinds stall, stop, crash, errno,\n"
-	"                          short-write, sweep, skew, coarse-mtime, pid-reuse (see lockstorm list faults)\n"
-	"      --faults PROFILE    standard | stalls | crashes | errnos | windows | none (the ones with\n"
-	"                          crashes imply --respawn; see lockstorm list faults)\n"
-	"      --time-scale F      multiply every protocol time constant by F (default 1)\n"
-	"      --param K=V         set a protocol or workload parameter (repeatable; see `lockstorm list`)\n"
-	"  -s, --seed S            run seed: same seed, same fault decisions (default 1)\n"
-	"      --respawn           restart a worker that crashed\n"
-	"      --dir DIR           work directory (default: a fresh one under $TMPDIR or /tmp, removed after)\n"
-	"  -o, --out OUTDIR        keep journals, final state and report.json here\n"
-	"      --json FILE         write the JSON report (schema lockstorm-report/1)\n"
-	"      --junit FILE        write JUnit XML: one testcase per invariant (n/a ones skipped)\n"
-	"      --keep              keep the work directory\n"
-	"      --trace             journal every fsx call and point (EV_STEP records)\n"
-	"  -q, --quiet             only the verdict line\n"
-	"  -v, --verbose           more detail in the summary\n"
-	"exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n";
+/* Wrap ", "-separated names after a fixed first line at column 26. */
+static void usage_names(FILE *f, const char *names)
+{
+	int col = 26;
+	fprintf(f, "%26s", "");
+	for (const char *p = names; *p;) {
+		size_t n = strcspn(p, ",");
+		if (col > 26 && col + (int)n + 2 > 100) {
+			fprintf(f, ",\n%26s", "");
+			col = 26;
+		} else if (col > 26) {
+			fputs(", ", f);
+			col += 2;
+		}
+		fprintf(f, "%.*s", (int)n, p);
+		col += (int)n;
+		p += n;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	fputc('\n', f);
+}
+
+void runcfg_usage(FILE *f)
+{
+	char names[1024], ext[512];
+	fputs("usage: lockstorm run [options]   (--opt=VALUE and --opt VALUE alike)\n"
+	      "  -p, --protocol P[,P..]  protocol revision(s); several make a mixed fleet (default mkdir-owner):\n", f);
+	lock_names(names, sizeof names);
+	ext_names(ext, sizeof ext);
+	size_t n = strlen(names);
+	snprintf(names + n, sizeof names - n, "%s%s, exec", *ext ? ", " : "", ext);
+	usage_names(f, names);
+	fputs("                          ext:NAME runs a real lock library through its adapter (lockstorm list protocols)\n"
+	      "      --exec CMD          run CMD (/bin/sh -c) as the adapter of protocol 'exec' (docs/external-workers.md)\n"
+	      "  -w, --workload W        the workload (default update):\n", f);
+	workload_names(names, sizeof names);
+	usage_names(f, names);
+	fprintf(f, "  -n, --workers N         worker processes, 1..%d (default 8)\n", CFG_MAX_WORKERS);
+	fputs("  -d, --duration D        run time with a unit: 500ms, 5s, 2m, 1h (default 5s)\n"
+	      "      --ops N             stop after N operations in all (instead of -d)\n"
+	      "      --fault SPEC        KIND[@POINT][:KEY=VAL,..], repeatable (see lockstorm list faults); KIND:\n", f);
+	n = 0;
+	names[0] = '\0';
+	for (int k = FK_NONE + 1; k < FK__COUNT; k++)
+		n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s", n ? ", " : "",
+				      fault_kind_name((enum fault_kind)k));
+	usage_names(f, names);
+	fputs("                          durations: for=300ms|2s|1.5stale, every=5ms, by=+-2s, res=1s\n"
+	      "      --faults PROFILE    standard | stalls | crashes | errnos | windows | none (the ones with\n"
+	      "                          crashes imply --respawn; see lockstorm list faults)\n"
+	      "      --time-scale F      multiply every protocol time constant by F, 0 < F <= 1000 (default 1)\n"
+	      "      --param K=V         set a protocol or workload parameter (repeatable; see `lockstorm list`);\n"
+	      "                          K_ms=1500 is ms (the name says so), or give a unit: K_ms=1.5s\n"
+	      "  -s, --seed S            run seed, a decimal number: same seed, same fault decisions (default 1)\n"
+	      "      --respawn           restart a worker that crashed\n"
+	      "      --dir DIR           work directory (default: a fresh one under $TMPDIR or /tmp, removed after)\n"
+	      "  -o, --out OUTDIR        keep journals, final state and report.json here\n"
+	      "      --json FILE         write the JSON report (schema lockstorm-report/1)\n"
+	      "      --junit FILE        write JUnit XML: one testcase per invariant (n/a ones skipped)\n"
+	      "      --keep              keep the work directory\n"
+	      "      --trace             journal every fsx call and point (EV_STEP records)\n"
+	      "  -q, --quiet             only the verdict line\n"
+	      "  -v, --verbose           more detail in the summary\n"
+	      "  -h, --help              this help\n"
+	      "exit: 0 every invariant held, 1 a violation, 2 bad usage or input, 3 the harness failed\n", f);
+}
 
 int runcfg_fail(char *why, size_t len, const char *fmt, ...)
 {
@@ -65,23 +107,8 @@ void runcfg_defaults(struct run_config *cfg)
 
 int64_t runcfg_parse_duration(const char *s)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	double mult;
-	if (!*end || !strcmp(end, "s"))
-		mult = 1000;
-	else if (!strcmp(end, "ms"))
-		mult = 1;
-	else if (!strcmp(end, "m"))
-		mult = 60000;
-	else if (!strcmp(end, "h"))
-		mult = 3600000;
-	else
-		return -1;
-	return (int64_t)(v * mult + 0.5);
+	int64_t ms;
+	return num_ms(s, 0, &ms, NULL, 0) ? -1 : ms;
 }
 
 static int set_protocols(struct run_config *cfg, const char *list, char *why, size_t len)
@@ -129,55 +156,56 @@ int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, siz
 	return set_workload(cfg, name, why, len);
 }
 
-static int parse_u64_arg(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum {
 	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
 	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC,
 };
 
+const char runcfg_shortopts[] = "p:w:n:d:s:o:qvh";
+
+const struct option runcfg_longopts[] = {
+	{ "protocol", required_argument, NULL, 'p' },
+	{ "workload", required_argument, NULL, 'w' },
+	{ "workers", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "ops", required_argument, NULL, OPT_OPS },
+	{ "fault", required_argument, NULL, OPT_FAULT },
+	{ "faults", required_argument, NULL, OPT_FAULTS },
+	{ "time-scale", required_argument, NULL, OPT_TIME_SCALE },
+	{ "param", required_argument, NULL, OPT_PARAM },
+	{ "seed", required_argument, NULL, 's' },
+	{ "respawn", no_argument, NULL, OPT_RESPAWN },
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "out", required_argument, NULL, 'o' },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "junit", required_argument, NULL, OPT_JUNIT },
+	{ "exec", required_argument, NULL, OPT_EXEC },
+	{ "keep", no_argument, NULL, OPT_KEEP },
+	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct option *runcfg_option(int val)
+{
+	for (const struct option *o = runcfg_longopts; o->name; o++)
+		if (o->val == val)
+			return o;
+	return NULL;
+}
+
 int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_t len)
 {
-	static const struct option longopts[] = {
-		{ "protocol", required_argument, NULL, 'p' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "workers", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "ops", required_argument, NULL, OPT_OPS },
-		{ "fault", required_argument, NULL, OPT_FAULT },
-		{ "faults", required_argument, NULL, OPT_FAULTS },
-		{ "time-scale", required_argument, NULL, OPT_TIME_SCALE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "seed", required_argument, NULL, 's' },
-		{ "respawn", no_argument, NULL, OPT_RESPAWN },
-		{ "dir", required_argument, NULL, OPT_DIR },
-		{ "out", required_argument, NULL, 'o' },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "junit", required_argument, NULL, OPT_JUNIT },
-		{ "exec", required_argument, NULL, OPT_EXEC },
-		{ "keep", no_argument, NULL, OPT_KEEP },
-		{ "trace", no_argument, NULL, OPT_TRACE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int saw_d = 0, saw_ops = 0, saw_p = 0;
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, ":p:w:n:d:s:o:qvh", longopts, NULL)) != -1) {
+	char shortopts[sizeof runcfg_shortopts + 1];
+	snprintf(shortopts, sizeof shortopts, ":%s", runcfg_shortopts); /* ':' : a missing value is ':' */
+	char msg[256];
+	while ((c = getopt_long(argc, argv, shortopts, runcfg_longopts, NULL)) != -1) {
 		uint64_t u;
 		switch (c) {
 		case 'p':
@@ -195,21 +223,23 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 				return -1;
 			break;
 		case 'n':
-			if (parse_u64_arg(optarg, &u) || u < 1 || u > CFG_MAX_WORKERS)
-				return runcfg_fail(why, len, "-n %s: want a worker count from 1 to %d", optarg, CFG_MAX_WORKERS);
+			if (num_u64(optarg, 1, CFG_MAX_WORKERS, &u, msg, sizeof msg))
+				return runcfg_fail(why, len, "-n: %s (workers)", msg);
 			cfg->workers = (unsigned)u;
 			break;
 		case 'd': {
-			int64_t ms = runcfg_parse_duration(optarg);
+			int64_t ms;
+			if (num_ms(optarg, 0, &ms, msg, sizeof msg))
+				return runcfg_fail(why, len, "-d: %s", msg);
 			if (ms <= 0)
-				return runcfg_fail(why, len, "-d %s: want a duration like 500ms, 5s or 2m", optarg);
+				return runcfg_fail(why, len, "-d %s: want a run time of 1ms or more", optarg);
 			cfg->duration_ms = ms;
 			saw_d = 1;
 			break;
 		}
 		case OPT_OPS:
-			if (parse_u64_arg(optarg, &u) || u < 1)
-				return runcfg_fail(why, len, "--ops %s: want a whole number >= 1", optarg);
+			if (num_u64(optarg, 1, UINT64_MAX, &u, msg, sizeof msg))
+				return runcfg_fail(why, len, "--ops: %s", msg);
 			cfg->ops = u;
 			saw_ops = 1;
 			break;
@@ -228,11 +258,9 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 				cfg->respawn = 1;
 			break;
 		case OPT_TIME_SCALE: {
-			char *end;
-			errno = 0;
-			double f = strtod(optarg, &end);
-			if (errno || *end || !(f > 0) || f > 1000)
-				return runcfg_fail(why, len, "--time-scale %s: want a number > 0 (e.g. 0.01)", optarg);
+			double f;
+			if (num_real(optarg, 0, 1000, NUM_ABOVE, &f, msg, sizeof msg))
+				return runcfg_fail(why, len, "--time-scale: %s (e.g. 0.01)", msg);
 			cfg->time_scale = f;
 			break;
 		}
@@ -244,8 +272,8 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			cfg->kv[cfg->nkv++] = optarg;
 			break;
 		case 's':
-			if (parse_u64_arg(optarg, &u))
-				return runcfg_fail(why, len, "-s %s: want a whole number", optarg);
+			if (num_u64(optarg, 0, UINT64_MAX, &u, msg, sizeof msg))
+				return runcfg_fail(why, len, "-s: %s (the seed)", msg);
 			cfg->seed = u;
 			break;
 		case OPT_RESPAWN:
@@ -280,11 +308,16 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 			cfg->verbose = 1;
 			break;
 		case 'h':
-			fputs(runcfg_run_usage, stdout);
+			runcfg_usage(stdout);
 			return 1;
 		case ':':
 			return runcfg_fail(why, len, "option %s needs a value", argv[optind - 1]);
 		default:
+			if (optopt && !strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '='))
+				return runcfg_fail(why, len, "option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="),
+						   argv[optind - 1]);
+			if (optopt && optopt < 256 && argv[optind - 1][1] != '-')
+				return runcfg_fail(why, len, "unknown option '-%c' (see lockstorm run --help)", optopt);
 			return runcfg_fail(why, len, "unknown option '%s' (see lockstorm run --help)", argv[optind - 1]);
 		}
 	}

@@ -8,7 +8,9 @@
 #ifndef LS_RUNCFG_H
 #define LS_RUNCFG_H
 
+#include <getopt.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../workloads/config.h"
 
@@ -21,13 +23,16 @@ int runcfg_fail(char *why, size_t len, const char *fmt, ...) __attribute__((form
 
 /* Defaults: -p mkdir-owner -w update -n 8 -d 5s -s 1 --time-scale 1. */
 void runcfg_defaults(struct run_config *cfg);
-/* argv after "run".  Returns 0 ok, 1 when --help was printed, -1 bad usage. */
+/* argv after "run" (getopt_long: --opt=VALUE and --opt VALUE alike; numbers
+ * and durations through core/num.h).  Returns 0 ok, 1 when --help was
+ * printed, -1 bad usage. */
 int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_t len);
 /* Resolve --param K=V against the protocols and the workload (after parse or load). */
 int runcfg_resolve(struct run_config *cfg, char *why, size_t len);
 int runcfg_save(const struct run_config *cfg, const char *path);
 int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len);
-/* "1.5s", "300ms", "2m", "10" (seconds) -> ms; -1 on error. */
+/* A duration of core/num.h ("1.5s", "300ms", "2m"; a bare number is refused)
+ * -> ms; -1 on error.  Prefer num_ms(), which says why. */
 int64_t runcfg_parse_duration(const char *s);
 /* Per-worker stale age and wait budget (scaled), for the checker and the watchdog. */
 int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker);
@@ -37,7 +42,15 @@ int runcfg_point_known(const struct run_config *cfg, const char *glob);
 /* -p A,B and -w NAME as `run` takes them (explore shares them). */
 int runcfg_set_protocols(struct run_config *cfg, const char *list, char *why, size_t len);
 int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, size_t len);
-extern const char runcfg_run_usage[];
+/* `lockstorm run --help`: the protocols, workloads and fault kinds listed
+ * from their registries. */
+void runcfg_usage(FILE *f);
+/* The run options as getopt_long takes them, shared by compare and scenario
+ * files (cli/); runcfg_shortopts has no leading ':'. */
+extern const struct option runcfg_longopts[];
+extern const char runcfg_shortopts[];
+/* The entry of runcfg_longopts whose val is VAL ('p', or a long-only one), or NULL. */
+const struct option *runcfg_option(int val);
 
 #ifdef __cplusplus
 }

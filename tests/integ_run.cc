@@ -187,8 +187,9 @@ TEST(IntegRun, BadInputIsExit2WithAOneLineReason)
 	const BadInput cases[] = {
 		{ "run -p nosuch", "unknown protocol 'nosuch'" },
 		{ "run -w nosuch", "unknown workload 'nosuch'" },
-		{ "run -n 0", "-n 0" },
-		{ "run -d forever", "-d forever" },
+		{ "run -n 0", "-n: bad number '0'" },
+		{ "run -d forever", "-d: bad duration 'forever'" },
+		{ "run -d 1500", "-d: bad duration '1500': give a unit (ms, s, m, h)" },
 		{ "run --fault 'explode@*'", "unknown kind 'explode'" },
 		{ "run --fault 'stall@*:p=2'", "p=2" },
 		{ "run --fault 'stall@*:for=soon'", "for=soon" },
