@@ -27,6 +27,7 @@
 #include "../core/fsutil.h"
 #include "../core/journal.h"
 #include "../report/junit.h"
+#include "../check/verdict.h"
 #include "../run/runcfg.h"
 
 #define MAX_REVS CFG_MAX_PROTOS
@@ -645,13 +646,21 @@ static int any_violation(const struct cmp *c)
 	return 0;
 }
 
-static void failing_invs(const struct cmp *c, const struct rev *r, char *out, size_t len)
+/* The comparison's verdict: each failing revision with its failing invariants. */
+static void compare_verdict(const struct cmp *c, struct verdict *v)
 {
-	size_t n = 0;
-	out[0] = '\0';
-	for (unsigned i = 0; i < c->ninv; i++)
-		if (r->applicable[i] && r->viol[i])
-			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? ", " : "", c->inv[i]);
+	verdict_init(v);
+	for (unsigned r = 0; r < c->nrev; r++) {
+		const struct rev *rv = &c->rev[r];
+		unsigned before = v->nfail + v->more;
+		if (!rv->failed)
+			continue;
+		for (unsigned i = 0; i < c->ninv; i++)
+			if (rv->applicable[i] && rv->viol[i])
+				verdict_fail(v, rv->name, c->inv[i]);
+		if (v->nfail + v->more == before) /* its failed runs' reports named no invariant */
+			verdict_fail(v, rv->name, "violation");
+	}
 }
 
 static void print_table(FILE *f, const struct cmp *c)
@@ -687,21 +696,11 @@ static void print_table(FILE *f, const struct cmp *c)
 		fprintf(f, "\n");
 	}
 	fprintf(f, "\n");
-	if (!any_violation(c)) {
-		fprintf(f, "verdict: PASS (no revision had a violation)\n");
-		return;
-	}
-	fprintf(f, "verdict: FAIL (");
-	int first = 1;
-	for (unsigned r = 0; r < c->nrev; r++) {
-		if (!c->rev[r].failed)
-			continue;
-		char inv[512];
-		failing_invs(c, &c->rev[r], inv, sizeof inv);
-		fprintf(f, "%s%s: %s", first ? "" : "; ", c->rev[r].name, inv);
-		first = 0;
-	}
-	fprintf(f, ")\n");
+	struct verdict v;
+	compare_verdict(c, &v);
+	if (verdict_kind(&v) == VERDICT_PASS)
+		fprintf(f, "no revision had a violation\n");
+	verdict_print(f, &v);
 }
 
 static void md_escape(FILE *f, const char *s)
@@ -793,11 +792,13 @@ static int write_json(const struct cmp *c, const char *path)
 	}
 	char head[1024];
 	header_line(c, head, sizeof head);
+	struct verdict cv;
+	compare_verdict(c, &cv);
 	json_t *root = json_pack("{s:s,s:s,s:{s:o,s:I,s:I,s:s,s:I,s:s,s:f,s:o},s:o,s:s}", "schema",
 				 "lockstorm-compare/1", "title", head, "config", "run_options", pass, "repeat",
 				 (json_int_t)c->repeat, "seed", (json_int_t)c->seed, "workload", c->workload, "workers",
 				 (json_int_t)c->workers, "length", c->length, "time_scale", c->time_scale, "invariants",
-				 invnames, "revisions", revs, "verdict", any_violation(c) ? "fail" : "pass");
+				 invnames, "revisions", revs, "verdict", verdict_json(&cv));
 	int rc = root ? json_dump_file(root, path, JSON_INDENT(2)) : -1;
 	json_decref(root);
 	return rc;

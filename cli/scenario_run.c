@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../check/verdict.h"
 #include "../check/checker.h"
 #include "scenario_file.h"
 
@@ -372,6 +373,7 @@ struct run_opts {
 	int wname, wlabel, wexpect;
 	unsigned revs, bad, errors;
 	char first_bad[600];
+	struct verdict v;   /* FAIL (scenario: revision, ..) for each revision not as expected */
 };
 
 static void run_revision(const struct scenario *sc, const struct sc_rev *r, struct run_opts *ro,
@@ -514,12 +516,14 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 			printf("    %s\n", why);
 			if (j == 0) {
 				ro->bad++;
+				verdict_fail(&ro->v, sc->name, r->label);
 				unsigned show = r->expect == SC_EXPECT_PASS ? o->viol : 0;
 				for (int k = 0; k < INV__COUNT; k++)
 					if (show & (1u << k))
 						printf("    %s: %s\n", check_inv_name((enum inv_id)k), o->example[k]);
 			} else {
 				ro->errors++;
+				verdict_incomplete(&ro->v, "a revision ran to no verdict");
 			}
 			if (!ro->first_bad[0])
 				snprintf(ro->first_bad, sizeof ro->first_bad, "%s %s: %s", sc->name, r->label, why);
@@ -663,6 +667,7 @@ int sc_run(int argc, char **argv)
 			goto out;
 		}
 	}
+	verdict_init(&ro.v);
 	ro.wname = ro.wlabel = 1;
 	ro.wexpect = 4;
 	for (size_t i = 0; i < nsc; i++) {
@@ -686,6 +691,7 @@ int sc_run(int argc, char **argv)
 		printf("every revision as expected\n");
 	else
 		printf("%u not as expected, %u without a verdict; first: %s\n", ro.bad, ro.errors, ro.first_bad);
+	verdict_print(stdout, &ro.v);
 	rc = ro.errors ? 3 : ro.bad ? 1 : 0;
 	if (ro.outdir && !ro.quiet)
 		printf("runs kept in %s\n", ro.outdir);

@@ -27,6 +27,7 @@
 #include "../run/driver.h"
 #include "../core/journal.h"
 #include "../core/prng.h"
+#include "../core/num.h"
 #include "../run/runcfg.h"
 #include "../core/sched.h"
 #include "xint.h"
@@ -76,17 +77,10 @@ static const char explore_usage[] =
 	"\n"
 	"exit: 0 nothing found, 1 a violation found, 2 bad usage, 3 the harness failed\n";
 
+/* A whole decimal number in [lo, hi] (core/num.h). */
 static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	if (!s[0] || s[0] == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
+	return num_u64(s, lo, hi, out, NULL, 0);
 }
 
 void xcfg_defaults(struct xcfg *c)
@@ -178,10 +172,8 @@ static int parse_stalls(struct xcfg *c, const char *list, char *why, size_t len)
 	snprintf(buf, sizeof buf, "%s", list);
 	c->nstallv = 0;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		errno = 0;
-		double f = strtod(t, &end);
-		if (errno || *end || !(f > 0) || f > 1000 || c->nstallv == X_MAX_STALLV)
+		double f;
+		if (num_real(t, 0, 1000, NUM_ABOVE, &f, NULL, 0) || c->nstallv == X_MAX_STALLV)
 			return runcfg_fail(why, len, "--stall %s: want up to %d multiples of the stale age > 0 (e.g. 1.5 or "
 				     "0.5,1.5)", list, X_MAX_STALLV);
 		c->stallv[c->nstallv++] = f;
@@ -268,9 +260,12 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 			saw_schedules = 1;
 			break;
 		case OPT_BUDGET: {
-			int64_t ms = runcfg_parse_duration(optarg);
+			int64_t ms;
+			char msg[160];
+			if (num_ms(optarg, 0, &ms, msg, sizeof msg))
+				return runcfg_fail(why, len, "--time-budget: %s", msg);
 			if (ms <= 0)
-				return runcfg_fail(why, len, "--time-budget %s: want a duration like 500ms, 5s or 2m", optarg);
+				return runcfg_fail(why, len, "--time-budget %s: want 1ms or more", optarg);
 			c->budget_ms = ms;
 			break;
 		}

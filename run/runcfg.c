@@ -105,12 +105,6 @@ void runcfg_defaults(struct run_config *cfg)
 	cfg->time_scale = 1.0;
 }
 
-int64_t runcfg_parse_duration(const char *s)
-{
-	int64_t ms;
-	return num_ms(s, 0, &ms, NULL, 0) ? -1 : ms;
-}
-
 static int set_protocols(struct run_config *cfg, const char *list, char *why, size_t len)
 {
 	char buf[512];

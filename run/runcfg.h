@@ -31,9 +31,6 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 int runcfg_resolve(struct run_config *cfg, char *why, size_t len);
 int runcfg_save(const struct run_config *cfg, const char *path);
 int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len);
-/* A duration of core/num.h ("1.5s", "300ms", "2m"; a bare number is refused)
- * -> ms; -1 on error.  Prefer num_ms(), which says why. */
-int64_t runcfg_parse_duration(const char *s);
 /* Per-worker stale age and wait budget (scaled), for the checker and the watchdog. */
 int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker);
 int64_t runcfg_budget_ms(const struct run_config *cfg, unsigned worker);
