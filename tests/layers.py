@@ -11,7 +11,8 @@ the tree's root, and fails on
     and the floors below it),
   - a circle between folders of one floor,
   - a circle between modules (x.c and x.h are one module),
-  - a source file whose folder has no floor.
+  - a source file whose folder has no floor,
+  - a source file over MAX_LINES lines (split it by responsibility).
 Each finding is one line: FILE:LINE: what is wrong.  Exit 0 clean, 1 findings.
 """
 import os
@@ -27,6 +28,7 @@ FLOORS = {
     "check": 5, "report": 5, "run": 5, "explore": 5,
     "cli": 6,
 }
+MAX_LINES = 1000
 SKIP = ("tests", "build", "adapters", "bench", ".git", "docs", "scenarios", "ci", "scripts")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -106,6 +108,10 @@ def check(root):
     for src in sources(root):
         if folder(src) not in FLOORS:
             findings.append("%s:1: folder '%s' has no floor (tests/layers.py FLOORS)" % (src, folder(src) or "."))
+        with open(os.path.join(root, src), encoding="utf-8", errors="replace") as fh:
+            n = sum(1 for _ in fh)
+        if n > MAX_LINES:
+            findings.append("%s:%d: %d lines, over %d: split it by responsibility" % (src, MAX_LINES + 1, n, MAX_LINES))
     es = edges(root)
     where = {}
     fgraph, mgraph = {}, {}
@@ -156,6 +162,8 @@ def fixture():
                           ["check/y.c:1: includes run/z.h: folders check <-> run in a circle",
                            "run/x.c:1: includes check/y.h: folders check <-> run in a circle"]),
         "no floor": ({"harness/x.c": ""}, ["harness/x.c:1: folder 'harness' has no floor (tests/layers.py FLOORS)"]),
+        "too long": ({"core/big.c": "int x;\n" * (MAX_LINES + 1), "core/ok.c": "int y;\n" * MAX_LINES},
+                     ["core/big.c:1001: 1001 lines, over 1000: split it by responsibility"]),
     }
     bad = 0
     for name, (files, want) in trees.items():
