@@ -43,17 +43,15 @@
 #include "fault.h"
 #include "fsx_seam.h"
 
-struct fsx_binding fsx_cur;
-int fsx_bound;
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
 static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
 static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
 
-/* Explore mode: the scheduler, and how deep inside a compound call
- * (read_file, write_file, mkdir_p) we are: a compound call is one step. */
-static struct sched *xs;
+/* Explore mode (the scheduler is fsx_sched, fsx_state.c): how deep inside
+ * a compound call (read_file, write_file, mkdir_p) we are: a compound call
+ * is one step. */
 static int compound;
 static const char *step_path2;        /* rename/link: the second path, for the story */
 
@@ -65,26 +63,16 @@ static const char *path_of(int fd)
 {
 	return fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
 }
-size_t fsx_lock_path_len;
 static uint64_t counts[FSX_OP_COUNT];
-
-int64_t fsx_mono_ns(void)
-{
-	if (xs) /* never 0: 0 means "none" in places */
-		return 1000000000LL + sched_now_ns();
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 void fsx_bind(const struct fsx_binding *b)
 {
 	fsx_cur = *b;
 	fsx_bound = 1;
-	xs = b->sched;
+	fsx_sched = b->sched;
 	compound = 0;
-	if (xs)
-		sched_attach(xs, b->worker);
+	if (fsx_sched)
+		sched_attach(fsx_sched, b->worker);
 	fsx_lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
 	memset(counts, 0, sizeof counts);
 	fsx_reset_create();
@@ -126,26 +114,12 @@ void fsx_bind(const struct fsx_binding *b)
 void fsx_unbind(void)
 {
 	fsx_bound = 0;
-	xs = NULL;
+	fsx_sched = NULL;
 }
 
 const uint64_t *fsx_counts(void)
 {
 	return counts;
-}
-
-uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c)
-{
-	return journal_log(fsx_cur.journal, type, fsx_cur.op ? *fsx_cur.op : 0, err, a, b, c);
-}
-
-/* Tell the watchdog we moved: a tick, not a clock read (points are hot). */
-void fsx_note_progress(const char *point)
-{
-	struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
-	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	atomic_store_explicit(&aw->last_point, (uint64_t)(uintptr_t)point, memory_order_relaxed);
 }
 
 /* One writer per slot: a plain relaxed load and store, no locked add. */
@@ -164,7 +138,7 @@ static int fsx_enter(enum fsx_op op, const char *path)
 	if (!fsx_bound)
 		return 0;
 	count_call(op);
-	if (xs && !compound)
+	if (fsx_sched && !compound)
 		sched_step(op, path, step_path2);
 	step_path2 = NULL;
 	return faults_on ? fsx_fault_act(fsx_op_point(op), path) : 0;
@@ -180,7 +154,7 @@ static int fsx_injected(enum fsx_op op, int err)
 
 static void fsx_leave(enum fsx_op op, int r, int err)
 {
-	if (xs && !compound)
+	if (fsx_sched && !compound)
 		sched_result(r, err);
 	if (fsx_bound && fsx_cur.trace)
 		fsx_log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
@@ -193,9 +167,9 @@ void fsx_point(const char *name)
 		return;
 	count_call(FSX_POINT);
 	fsx_note_progress(name);
-	if (xs) {
+	if (fsx_sched) {
 		sched_point(name);
-		if (xs->yield_points && !compound) { /* a stall or crash may land between a step and what it leads to */
+		if (fsx_sched->yield_points && !compound) { /* a stall or crash may land between a step and what it leads to */
 			sched_step(FSX_POINT, name, NULL);
 			sched_result(0, 0);
 		}
@@ -208,14 +182,14 @@ void fsx_point(const char *name)
 
 void fsx_yield(void)
 {
-	if (!fsx_bound || !xs || compound)
+	if (!fsx_bound || !fsx_sched || compound)
 		return;
 	sched_step(FSX_POINT, NULL, NULL);
 	sched_result(0, 0);
 }
 
 /* errno-preserving: called after the system call, before errno is restored */
-#define VT(stmt) do { if (xs) { int vt_saved_ = errno; stmt; errno = vt_saved_; } } while (0)
+#define VT(stmt) do { if (fsx_sched) { int vt_saved_ = errno; stmt; errno = vt_saved_; } } while (0)
 
 /* ---- wrappers ---- */
 
@@ -249,7 +223,7 @@ static int mkdir_p(const char *path);
  * all (nothing in an execution removes it: there is no sweeper). */
 int fsx_mkdir_p(const char *path)
 {
-	if (!xs || compound)
+	if (!fsx_sched || compound)
 		return mkdir_p(path);
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -324,7 +298,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	if (track)
 		arena_obj_lock(fsx_cur.arena);
 	int existed = 1;
-	if (xs && (flags & O_CREAT)) {
+	if (fsx_sched && (flags & O_CREAT)) {
 		struct stat before;
 		existed = lstat(path, &before) == 0;
 	}
@@ -336,7 +310,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 		VT(fsx_vt_stamp_fd(r));
 	if (r >= 0) {
 		fsx_win_note_open(r, path);
-		if ((path_rules || xs) && r < WIN_FDS) { /* explore: the story names what a write touched */
+		if ((path_rules || fsx_sched) && r < WIN_FDS) { /* explore: the story names what a write touched */
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
 		}
@@ -465,7 +439,7 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->size = (int64_t)sx->stx_size;
 	st->mtime_ns = (int64_t)sx->stx_mtime.tv_sec * 1000000000LL + sx->stx_mtime.tv_nsec;
 	st->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
-	if (xs) /* explore: no one can stamp a ctime; the virtual mtime stands in (real ones would make replays differ) */
+	if (fsx_sched) /* explore: no one can stamp a ctime; the virtual mtime stands in (real ones would make replays differ) */
 		st->ctime_ns = st->mtime_ns;
 	if (coarse_ns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
 		st->mtime_ns -= st->mtime_ns % coarse_ns;
@@ -590,7 +564,7 @@ static int read_file(const char *path, char **buf, size_t *len);
 /* Explore mode: a whole-file read or write is one step. */
 static int compound_begin(enum fsx_op op, const char *path)
 {
-	if (!xs || compound || !fsx_bound)
+	if (!fsx_sched || compound || !fsx_bound)
 		return 0;
 	sched_step(op, path, NULL);
 	compound++;
@@ -796,7 +770,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 	if (inj)
 		return fsx_injected(FSX_UTIMENS, inj);
 	struct timespec vts[2];
-	if (xs) { /* "now" is the virtual clock */
+	if (fsx_sched) { /* "now" is the virtual clock */
 		struct timespec now[2];
 		fsx_vt_times(now);
 		for (int i = 0; i < 2; i++)
@@ -812,7 +786,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 
 int fsx_flock(int fd, int op)
 {
-	if (xs && !compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
+	if (fsx_sched && !compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
 		/* a blocking flock would stop the whole execution in the kernel:
 		 * try, and wait for another worker's step while it is taken */
 		int r;
@@ -839,7 +813,7 @@ int fsx_pid_alive(pid_t pid)
 	if (inj) {
 		r = -1;
 		err = inj;
-	} else if (xs) { /* pids are the workers' virtual ones; any other is gone */
+	} else if (fsx_sched) { /* pids are the workers' virtual ones; any other is gone */
 		r = sched_pid_alive(pid) == 1 ? 0 : -1;
 		err = r ? ESRCH : 0;
 	} else {
@@ -854,7 +828,7 @@ int fsx_pid_alive(pid_t pid)
 void fsx_sleep_ms(int64_t ms)
 {
 	int saved = errno;
-	if (xs && !compound) { /* a sleep is a wait for the virtual clock */
+	if (fsx_sched && !compound) { /* a sleep is a wait for the virtual clock */
 		counts[FSX_SLEEP]++;
 		count_call(FSX_SLEEP);
 		sched_sleep(ms);
@@ -873,7 +847,7 @@ void fsx_sleep_ms(int64_t ms)
 int64_t fsx_now_ms(void)
 {
 	counts[FSX_NOW]++;
-	if (xs)
+	if (fsx_sched)
 		return sched_now_ms();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -2,11 +2,13 @@
  * fsx_seam.h - what the seam's own files share (faults/fsx*.c only: users
  * include fsx.h).
  *
- *     fsx.c        binding, points, the wrappers
+ *     fsx.c        binding, points, the wrappers (calls the pieces below)
  *     fsx_fault.c  acting on fault decisions (libfiu asks, the worker's PRNG answers)
  *     fsx_obj.c    the ground-truth table of who created each lock object
  *     fsx_win.c    the Windows-like path rules of the windows profile
  *     fsx_vt.c     explore mode's virtual file times
+ *     fsx_state.c  the binding, the scheduler, the clock, events: what all of them read
+ *                  (the bottom: it calls none of the others)
  */
 #ifndef LS_FSX_SEAM_H
 #define LS_FSX_SEAM_H
@@ -17,11 +19,13 @@
 
 struct arena_worker;
 struct fsx_binding;
+struct sched;
 
-/* fsx.c */
+/* fsx_state.c */
 extern struct fsx_binding fsx_cur;    /* this process's binding (fsx_bind) */
 extern int fsx_bound;                 /* fsx_bind called, fsx_unbind not since */
 extern size_t fsx_lock_path_len;      /* strlen(fsx_cur.lock_path), 0: none */
+extern struct sched *fsx_sched;       /* explore: the step scheduler (fsx_cur.sched), else NULL */
 uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c);
 void fsx_note_progress(const char *point);
 
