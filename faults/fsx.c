@@ -160,8 +160,12 @@ static void fsx_leave(enum fsx_op op, int r, int err)
 		fsx_log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
 }
 
+void (*fsx_point_observer)(const char *name);
+
 void fsx_point(const char *name)
 {
+	if (fsx_point_observer)
+		fsx_point_observer(name);
 	counts[FSX_POINT]++;
 	if (!fsx_bound)
 		return;

@@ -79,6 +79,10 @@ int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness boo
  * The name must be static (a string literal or a static table entry): the
  * seam keys its per-point caches by the name's address. */
 void fsx_point(const char *name);
+/* Tests only: when set, called first with every fsx_point name, bound or not
+ * (tests/unit_points.cc checks each fired name is in a points table).  NULL
+ * by default: one predictable branch. */
+extern void (*fsx_point_observer)(const char *name);
 
 /* Explore mode only: a decision point that is no file-system call (the
  * moment a worker holds the lock, so a protocol whose acquire makes no call,

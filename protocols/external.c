@@ -25,14 +25,14 @@
 #include "proto.h"
 
 static const char *const ext_points[] = {
-	"ext/acquire/after-attempt",
-	"ext/acquire/after-acquired",
-	"ext/write/after-read",
-	"ext/write/after-commit-begin",
-	"ext/write/after-commit",
-	"ext/release/after-release-begin",
-	"ext/release/after-released",
-	NULL,
+	[PT_ATTEMPT] = "ext/acquire/after-attempt",
+	[PT_ACQUIRED] = "ext/acquire/after-acquired",
+	[PT_READ] = "ext/write/after-read",
+	[PT_COMMIT_BEGIN] = "ext/write/after-commit-begin",
+	[PT_COMMIT] = "ext/write/after-commit",
+	[PT_RELEASE_BEGIN] = "ext/release/after-release-begin",
+	[PT_RELEASED] = "ext/release/after-released",
+	[PT__N] = NULL,
 };
 
 const char *const *const ext_point_names = ext_points;

@@ -27,7 +27,9 @@ struct ext_adapter {
 
 extern const struct ext_adapter ext_adapters[]; /* terminated by a {NULL} entry */
 extern const struct lock_ops ext_exec_ops;
-/* The points the driver decides stall, stop and crash at (after each event line). */
+/* The points the driver decides stall, stop and crash at (after each event
+ * line): ext_point_names[PT_*], NULL-terminated (the adapters' .points). */
+enum ext_point { PT_ATTEMPT, PT_ACQUIRED, PT_READ, PT_COMMIT_BEGIN, PT_COMMIT, PT_RELEASE_BEGIN, PT_RELEASED, PT__N };
 extern const char *const *const ext_point_names;
 
 /* NULL for a built-in protocol. */

@@ -39,12 +39,22 @@ static const struct param fl_params[] = {
 };
 static_assert(FL_NPARAMS <= LS_MAX_PARAMS, "too many flock params");
 
-static const char *const fl_points[] = {
-	"flock/acquire/after-open",
-	"flock/acquire/after-flock",
-	"flock/release/before-unlock",
-	NULL,
+/* Point names are written once, in fl_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum fl_point {
+	FL_PT_ACQUIRE_AFTER_OPEN,
+	FL_PT_ACQUIRE_AFTER_FLOCK,
+	FL_PT_RELEASE_BEFORE_UNLOCK,
+	FL_NPOINTS
 };
+
+static const char *const fl_points[] = {
+	[FL_PT_ACQUIRE_AFTER_OPEN] = "flock/acquire/after-open",
+	[FL_PT_ACQUIRE_AFTER_FLOCK] = "flock/acquire/after-flock",
+	[FL_PT_RELEASE_BEFORE_UNLOCK] = "flock/release/before-unlock",
+	[FL_NPOINTS] = NULL,
+};
+#define PT(name) fl_points[FL_PT_##name]
 
 /* Per-run state, in lk->state. */
 struct fl_state {
@@ -75,13 +85,13 @@ static int fl_acquire(struct lock *lk)
 	fd = fsx_open(lk->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		goto out_err;
-	fsx_point("flock/acquire/after-open");
+	fsx_point(PT(ACQUIRE_AFTER_OPEN));
 
 	while ((r = fsx_flock(fd, LOCK_EX)) != 0 && errno == EINTR)
 		;
 	if (r != 0)
 		goto out_close_fd;
-	fsx_point("flock/acquire/after-flock");
+	fsx_point(PT(ACQUIRE_AFTER_FLOCK));
 
 	st->fd = fd;
 	st->open = 1;
@@ -109,7 +119,7 @@ static int fl_release(struct lock *lk)
 
 	if (!st->open)
 		return 0;
-	fsx_point("flock/release/before-unlock");
+	fsx_point(PT(RELEASE_BEFORE_UNLOCK));
 	if (fsx_flock(st->fd, LOCK_UN) != 0) {
 		r = -1;
 		err = errno;

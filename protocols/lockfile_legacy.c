@@ -116,33 +116,64 @@ static const struct param ll_params[] = {
 static_assert(LL_NPARAMS <= LS_MAX_PARAMS, "too many lockfile-legacy params");
 static_assert(sizeof ll_params / sizeof ll_params[0] == LL_NPARAMS + 1, "ll_params out of step");
 
-static const char *const ll_points[] = {
-	"lockfile-legacy/take/after-dir-mkdir",
-	"lockfile-legacy/take/after-create",
-	"lockfile-legacy/take/after-timeout-read",
-	"lockfile-legacy/take/after-sleep",
-	"lockfile-legacy/take/before-record-write",
-	"lockfile-legacy/take/after-record-write",
-	"lockfile-legacy/stale/after-read",
-	"lockfile-legacy/stale/after-kill",
-	"lockfile-legacy/stale/after-stat",
-	"lockfile-legacy/reclaim/after-stale-check",
-	"lockfile-legacy/reclaim/after-recovery-create",
-	"lockfile-legacy/reclaim/after-recovery-write",
-	"lockfile-legacy/reclaim/after-recheck",
-	"lockfile-legacy/reclaim/after-read-holder",
-	"lockfile-legacy/reclaim/before-rename-aside",
-	"lockfile-legacy/reclaim/after-rename-aside",
-	"lockfile-legacy/reclaim/after-unlink-salvage",
-	"lockfile-legacy/reclaim/after-recovery-close",
-	"lockfile-legacy/reclaim/before-recovery-unlink",
-	"lockfile-legacy/reclaim/after-recovery-unlink",
-	"lockfile-legacy/release/after-fstat",
-	"lockfile-legacy/release/after-close",
-	"lockfile-legacy/release/after-lstat",
-	"lockfile-legacy/release/after-unlink",
-	NULL,
+/* Point names are written once, in ll_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum ll_point {
+	LL_PT_TAKE_AFTER_DIR_MKDIR,
+	LL_PT_TAKE_AFTER_CREATE,
+	LL_PT_TAKE_AFTER_TIMEOUT_READ,
+	LL_PT_TAKE_AFTER_SLEEP,
+	LL_PT_TAKE_BEFORE_RECORD_WRITE,
+	LL_PT_TAKE_AFTER_RECORD_WRITE,
+	LL_PT_STALE_AFTER_READ,
+	LL_PT_STALE_AFTER_KILL,
+	LL_PT_STALE_AFTER_STAT,
+	LL_PT_RECLAIM_AFTER_STALE_CHECK,
+	LL_PT_RECLAIM_AFTER_RECOVERY_CREATE,
+	LL_PT_RECLAIM_AFTER_RECOVERY_WRITE,
+	LL_PT_RECLAIM_AFTER_RECHECK,
+	LL_PT_RECLAIM_AFTER_READ_HOLDER,
+	LL_PT_RECLAIM_BEFORE_RENAME_ASIDE,
+	LL_PT_RECLAIM_AFTER_RENAME_ASIDE,
+	LL_PT_RECLAIM_AFTER_UNLINK_SALVAGE,
+	LL_PT_RECLAIM_AFTER_RECOVERY_CLOSE,
+	LL_PT_RECLAIM_BEFORE_RECOVERY_UNLINK,
+	LL_PT_RECLAIM_AFTER_RECOVERY_UNLINK,
+	LL_PT_RELEASE_AFTER_FSTAT,
+	LL_PT_RELEASE_AFTER_CLOSE,
+	LL_PT_RELEASE_AFTER_LSTAT,
+	LL_PT_RELEASE_AFTER_UNLINK,
+	LL_NPOINTS
 };
+
+static const char *const ll_points[] = {
+	[LL_PT_TAKE_AFTER_DIR_MKDIR] = "lockfile-legacy/take/after-dir-mkdir",
+	[LL_PT_TAKE_AFTER_CREATE] = "lockfile-legacy/take/after-create",
+	[LL_PT_TAKE_AFTER_TIMEOUT_READ] = "lockfile-legacy/take/after-timeout-read",
+	[LL_PT_TAKE_AFTER_SLEEP] = "lockfile-legacy/take/after-sleep",
+	[LL_PT_TAKE_BEFORE_RECORD_WRITE] = "lockfile-legacy/take/before-record-write",
+	[LL_PT_TAKE_AFTER_RECORD_WRITE] = "lockfile-legacy/take/after-record-write",
+	[LL_PT_STALE_AFTER_READ] = "lockfile-legacy/stale/after-read",
+	[LL_PT_STALE_AFTER_KILL] = "lockfile-legacy/stale/after-kill",
+	[LL_PT_STALE_AFTER_STAT] = "lockfile-legacy/stale/after-stat",
+	[LL_PT_RECLAIM_AFTER_STALE_CHECK] = "lockfile-legacy/reclaim/after-stale-check",
+	[LL_PT_RECLAIM_AFTER_RECOVERY_CREATE] = "lockfile-legacy/reclaim/after-recovery-create",
+	[LL_PT_RECLAIM_AFTER_RECOVERY_WRITE] = "lockfile-legacy/reclaim/after-recovery-write",
+	[LL_PT_RECLAIM_AFTER_RECHECK] = "lockfile-legacy/reclaim/after-recheck",
+	[LL_PT_RECLAIM_AFTER_READ_HOLDER] = "lockfile-legacy/reclaim/after-read-holder",
+	[LL_PT_RECLAIM_BEFORE_RENAME_ASIDE] = "lockfile-legacy/reclaim/before-rename-aside",
+	[LL_PT_RECLAIM_AFTER_RENAME_ASIDE] = "lockfile-legacy/reclaim/after-rename-aside",
+	[LL_PT_RECLAIM_AFTER_UNLINK_SALVAGE] = "lockfile-legacy/reclaim/after-unlink-salvage",
+	[LL_PT_RECLAIM_AFTER_RECOVERY_CLOSE] = "lockfile-legacy/reclaim/after-recovery-close",
+	[LL_PT_RECLAIM_BEFORE_RECOVERY_UNLINK] = "lockfile-legacy/reclaim/before-recovery-unlink",
+	[LL_PT_RECLAIM_AFTER_RECOVERY_UNLINK] = "lockfile-legacy/reclaim/after-recovery-unlink",
+	[LL_PT_RELEASE_AFTER_FSTAT] = "lockfile-legacy/release/after-fstat",
+	[LL_PT_RELEASE_AFTER_CLOSE] = "lockfile-legacy/release/after-close",
+	[LL_PT_RELEASE_AFTER_LSTAT] = "lockfile-legacy/release/after-lstat",
+	[LL_PT_RELEASE_AFTER_UNLINK] = "lockfile-legacy/release/after-unlink",
+	[LL_NPOINTS] = NULL,
+};
+#define PT(name) ll_points[LL_PT_##name]
 
 /* Per-run state, in lk->state. */
 struct ll_state {
@@ -269,7 +300,7 @@ static int ll_stale(struct lock *lk)
 		ls_note_errno(lk);
 		memset(&h, 0, sizeof h);
 	}
-	fsx_point("lockfile-legacy/stale/after-read");
+	fsx_point(PT(STALE_AFTER_READ));
 
 	/* [SL2 kill] this host's dead pid */
 	if (h.present && h.has_host && h.pid_int) {
@@ -278,7 +309,7 @@ static int ll_stale(struct lock *lk)
 		ls_hostname(host, sizeof host);
 		if (strcmp(h.host, host) == 0) {
 			int dead = ll_pid_dead(h.pid);
-			fsx_point("lockfile-legacy/stale/after-kill");
+			fsx_point(PT(STALE_AFTER_KILL));
 			if (dead)
 				return 1;
 		}
@@ -297,7 +328,7 @@ static int ll_stale(struct lock *lk)
 		ls_note_errno(lk);
 		return 0; /* elided in the origin: no stamp, no age */
 	}
-	fsx_point("lockfile-legacy/stale/after-stat");
+	fsx_point(PT(STALE_AFTER_STAT));
 
 	/* [SL5 T] */
 	return ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LL_STALE]);
@@ -327,10 +358,10 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 		if (fsx_now_ms() - started > lk->param[LL_WAIT])
 			return LS_BUSY;
 		fsx_sleep_ms(lk->param[LL_POLL]);
-		fsx_point("lockfile-legacy/take/after-sleep");
+		fsx_point(PT(TAKE_AFTER_SLEEP));
 		return 0;
 	}
-	fsx_point("lockfile-legacy/reclaim/after-recovery-create");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_CREATE));
 
 	/* [VL5 recovery-write] */
 	text = ll_record(0, &len);
@@ -340,19 +371,19 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 		goto out_recovery;
 	}
 	free(text);
-	fsx_point("lockfile-legacy/reclaim/after-recovery-write");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_WRITE));
 
 	/* [VL6 recheck] "Serialize reclaimers, then re-read" */
 	if (!ll_stale(lk))
 		goto out_recovery;
-	fsx_point("lockfile-legacy/reclaim/after-recheck");
+	fsx_point(PT(RECLAIM_AFTER_RECHECK));
 
 	/* [VL7 read-holder] for the log line only */
 	if (fsx_read_file(lk->path, &text, &len) == 0)
 		free(text);
 	else
 		ls_note_errno(lk);
-	fsx_point("lockfile-legacy/reclaim/after-read-holder");
+	fsx_point(PT(RECLAIM_AFTER_READ_HOLDER));
 
 	/* [VL8 rename-aside] */
 	snprintf(suffix, sizeof suffix, ".stale.%ld.%lld", (long)fsx_getpid(),
@@ -361,32 +392,32 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 		raise = ls_note_errno(lk);
 		goto out_recovery;
 	}
-	fsx_point("lockfile-legacy/reclaim/before-rename-aside");
+	fsx_point(PT(RECLAIM_BEFORE_RENAME_ASIDE));
 	if (fsx_rename(lk->path, aside) != 0) {
 		if (ls_note_errno(lk) != ENOENT)
 			raise = errno;
 		goto out_recovery;
 	}
-	fsx_point("lockfile-legacy/reclaim/after-rename-aside");
+	fsx_point(PT(RECLAIM_AFTER_RENAME_ASIDE));
 
 	/* [VL9 unlink-salvage] */
 	if (fsx_unlink(aside) != 0 && ls_note_errno(lk) != ENOENT) {
 		raise = errno;
 		goto out_recovery;
 	}
-	fsx_point("lockfile-legacy/reclaim/after-unlink-salvage");
+	fsx_point(PT(RECLAIM_AFTER_UNLINK_SALVAGE));
 
 out_recovery:
 	/* [VL10 recovery-close] ignored */
 	if (fsx_close(rfd) != 0)
 		ls_note_errno(lk);
-	fsx_point("lockfile-legacy/reclaim/after-recovery-close");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_CLOSE));
 
 	/* [VL11 recovery-unlink] by name: a raise here replaces the earlier one */
-	fsx_point("lockfile-legacy/reclaim/before-recovery-unlink");
+	fsx_point(PT(RECLAIM_BEFORE_RECOVERY_UNLINK));
 	if (fsx_unlink(rec_path) != 0)
 		return ls_raise(lk, ls_note_errno(lk));
-	fsx_point("lockfile-legacy/reclaim/after-recovery-unlink");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_UNLINK));
 	return raise ? ls_raise(lk, raise) : 0;
 }
 
@@ -400,7 +431,7 @@ static int ll_timed_out(struct lock *lk)
 		free(text);
 	else
 		ls_note_errno(lk);
-	fsx_point("lockfile-legacy/take/after-timeout-read");
+	fsx_point(PT(TAKE_AFTER_TIMEOUT_READ));
 	return LS_BUSY;
 }
 
@@ -434,7 +465,7 @@ static int ll_acquire(struct lock *lk)
 		if (fsx_mkdir_p(dir) != 0)
 			return ls_raise(lk, errno);
 	}
-	fsx_point("lockfile-legacy/take/after-dir-mkdir");
+	fsx_point(PT(TAKE_AFTER_DIR_MKDIR));
 
 	started = fsx_now_ms();
 	for (;;) {
@@ -452,10 +483,10 @@ static int ll_acquire(struct lock *lk)
 			if (fsx_now_ms() - started > lk->param[LL_WAIT])
 				return ll_timed_out(lk);
 			fsx_sleep_ms(lk->param[LL_POLL]);
-			fsx_point("lockfile-legacy/take/after-sleep");
+			fsx_point(PT(TAKE_AFTER_SLEEP));
 			continue;
 		}
-		fsx_point("lockfile-legacy/reclaim/after-stale-check");
+		fsx_point(PT(RECLAIM_AFTER_STALE_CHECK));
 
 		/* [VL4-VL11] then take again */
 		r = ll_reclaim(lk, started);
@@ -463,15 +494,15 @@ static int ll_acquire(struct lock *lk)
 			return r;
 	}
 	/* The empty-lock window: a crash here leaves a 0-byte P (K-VL-1). */
-	fsx_point("lockfile-legacy/take/after-create");
+	fsx_point(PT(TAKE_AFTER_CREATE));
 
 	/* [VL12 record-write] "best-effort: doesn't weaken exclusivity" */
-	fsx_point("lockfile-legacy/take/before-record-write");
+	fsx_point(PT(TAKE_BEFORE_RECORD_WRITE));
 	text = ll_record(1, &len);
 	if (!text || fsx_write_all(fd, text, len) != 0)
 		ls_note_errno(lk); /* ignored (K-VL-6) */
 	free(text);
-	fsx_point("lockfile-legacy/take/after-record-write");
+	fsx_point(PT(TAKE_AFTER_RECORD_WRITE));
 
 	st->fd = fd;
 	st->taken = 1;
@@ -502,25 +533,25 @@ static int ll_release(struct lock *lk)
 		fsx_close(fd); /* the origin leaks it; a worker must not */
 		return ls_raise(lk, e);
 	}
-	fsx_point("lockfile-legacy/release/after-fstat");
+	fsx_point(PT(RELEASE_AFTER_FSTAT));
 
 	/* [VL14 close] from here the inode number can be reused */
 	if (fsx_close(fd) != 0)
 		return ls_raise(lk, ls_note_errno(lk));
-	fsx_point("lockfile-legacy/release/after-close");
+	fsx_point(PT(RELEASE_AFTER_CLOSE));
 
 	/* [VL15 lstat] "already reclaimed by a stale-lock sweep" */
 	if (fsx_lstat(lk->path, &cur) != 0) {
 		ls_note_errno(lk);
 		return 0;
 	}
-	fsx_point("lockfile-legacy/release/after-lstat");
+	fsx_point(PT(RELEASE_AFTER_LSTAT));
 
 	/* [VL16 unlink] errors ignored */
 	if (held.dev == cur.dev && held.ino == cur.ino) {
 		if (fsx_unlink(lk->path) != 0)
 			ls_note_errno(lk);
-		fsx_point("lockfile-legacy/release/after-unlink");
+		fsx_point(PT(RELEASE_AFTER_UNLINK));
 	}
 	return 0;
 }

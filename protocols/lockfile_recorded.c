@@ -168,96 +168,101 @@ static const struct param lr_params[] = {
 static_assert(LR_NPARAMS <= LS_MAX_PARAMS, "too many lockfile-recorded params");
 static_assert(sizeof lr_params / sizeof lr_params[0] == LR_NPARAMS + 1, "lr_params out of step");
 
-static const char *const lr_points[] = {
-	"lockfile-recorded/take/after-tmp-write",
-	"lockfile-recorded/take/before-link",
-	"lockfile-recorded/take/after-link",
-	"lockfile-recorded/take/after-sweep",
-	"lockfile-recorded/take/after-tmp-unlink",
-	"lockfile-recorded/take/after-open-rw",
-	"lockfile-recorded/take2/after-create",
-	"lockfile-recorded/take2/after-record-write",
-	"lockfile-recorded/take2/after-fail-read",
-	"lockfile-recorded/take2/after-fail-unlink",
-	"lockfile-recorded/take2/after-readback",
-	"lockfile-recorded/take/after-dir-mkdir",
-	"lockfile-recorded/take/after-backoff",
-	"lockfile-recorded/take/after-timeout-read",
-	"lockfile-recorded/take/after-sleep",
-	"lockfile-recorded/sweep/after-readdir",
-	"lockfile-recorded/sweep/after-stat",
-	"lockfile-recorded/sweep/after-unlink",
-	"lockfile-recorded/stale/after-read",
-	"lockfile-recorded/stale/after-kill",
-	"lockfile-recorded/stale/after-stat",
-	"lockfile-recorded/stale/after-age-stat",
-	"lockfile-recorded/recovery-stale/after-stat",
-	"lockfile-recorded/recovery-stale/after-read",
-	"lockfile-recorded/recovery-stale/after-kill",
-	"lockfile-recorded/reclaim/after-stale-check",
-	"lockfile-recorded/recovery-take/after-tmp-write",
-	"lockfile-recorded/recovery-take/before-link",
-	"lockfile-recorded/recovery-take/after-link",
-	"lockfile-recorded/recovery-take/after-sweep",
-	"lockfile-recorded/recovery-take/after-tmp-unlink",
-	"lockfile-recorded/recovery-take/after-open-rw",
-	"lockfile-recorded/recovery-take2/after-create",
-	"lockfile-recorded/recovery-take2/after-record-write",
-	"lockfile-recorded/recovery-take2/after-fail-read",
-	"lockfile-recorded/recovery-take2/after-fail-unlink",
-	"lockfile-recorded/recovery-take2/after-readback",
-	"lockfile-recorded/reclaim/after-recovery-take",
-	"lockfile-recorded/reclaim/after-recovery-stale-check",
-	"lockfile-recorded/reclaim/before-recovery-rename-aside",
-	"lockfile-recorded/reclaim/after-recovery-rename-aside",
-	"lockfile-recorded/reclaim/after-recovery-unlink-aside",
-	"lockfile-recorded/reclaim/after-recheck",
-	"lockfile-recorded/reclaim/after-read-holder",
-	"lockfile-recorded/reclaim/before-rename-aside",
-	"lockfile-recorded/reclaim/after-rename-aside",
-	"lockfile-recorded/reclaim/after-unlink-salvage",
-	"lockfile-recorded/reclaim/before-recovery-release",
-	"lockfile-recorded/recovery-release/after-close",
-	"lockfile-recorded/recovery-release/after-read",
-	"lockfile-recorded/recovery-release/after-unlink",
-	"lockfile-recorded/hold/after-pwrite",
-	"lockfile-recorded/hold/after-ftruncate",
-	"lockfile-recorded/release/after-close",
-	"lockfile-recorded/release/after-read",
-	"lockfile-recorded/release/after-unlink",
-	"lockfile-recorded/carried/after-readdir",
-	"lockfile-recorded/carried/after-stat",
-	"lockfile-recorded/carried/after-read",
-	"lockfile-recorded/carried/after-recovery-take",
-	"lockfile-recorded/carried/before-rename",
-	"lockfile-recorded/carried/after-rename",
-	"lockfile-recorded/carried/after-aside-read",
-	"lockfile-recorded/carried/after-link-back",
-	"lockfile-recorded/carried/after-aside-unlink",
-	NULL,
+const char *const lr_points[] = {
+	[LR_PT_TAKE_AFTER_TMP_WRITE] = "lockfile-recorded/take/after-tmp-write",
+	[LR_PT_TAKE_BEFORE_LINK] = "lockfile-recorded/take/before-link",
+	[LR_PT_TAKE_AFTER_LINK] = "lockfile-recorded/take/after-link",
+	[LR_PT_TAKE_AFTER_SWEEP] = "lockfile-recorded/take/after-sweep",
+	[LR_PT_TAKE_AFTER_TMP_UNLINK] = "lockfile-recorded/take/after-tmp-unlink",
+	[LR_PT_TAKE_AFTER_OPEN_RW] = "lockfile-recorded/take/after-open-rw",
+	[LR_PT_TAKE2_AFTER_CREATE] = "lockfile-recorded/take2/after-create",
+	[LR_PT_TAKE2_AFTER_RECORD_WRITE] = "lockfile-recorded/take2/after-record-write",
+	[LR_PT_TAKE2_AFTER_FAIL_READ] = "lockfile-recorded/take2/after-fail-read",
+	[LR_PT_TAKE2_AFTER_FAIL_UNLINK] = "lockfile-recorded/take2/after-fail-unlink",
+	[LR_PT_TAKE2_AFTER_READBACK] = "lockfile-recorded/take2/after-readback",
+	[LR_PT_TAKE_AFTER_DIR_MKDIR] = "lockfile-recorded/take/after-dir-mkdir",
+	[LR_PT_TAKE_AFTER_BACKOFF] = "lockfile-recorded/take/after-backoff",
+	[LR_PT_TAKE_AFTER_TIMEOUT_READ] = "lockfile-recorded/take/after-timeout-read",
+	[LR_PT_TAKE_AFTER_SLEEP] = "lockfile-recorded/take/after-sleep",
+	[LR_PT_SWEEP_AFTER_READDIR] = "lockfile-recorded/sweep/after-readdir",
+	[LR_PT_SWEEP_AFTER_STAT] = "lockfile-recorded/sweep/after-stat",
+	[LR_PT_SWEEP_AFTER_UNLINK] = "lockfile-recorded/sweep/after-unlink",
+	[LR_PT_STALE_AFTER_READ] = "lockfile-recorded/stale/after-read",
+	[LR_PT_STALE_AFTER_KILL] = "lockfile-recorded/stale/after-kill",
+	[LR_PT_STALE_AFTER_STAT] = "lockfile-recorded/stale/after-stat",
+	[LR_PT_STALE_AFTER_AGE_STAT] = "lockfile-recorded/stale/after-age-stat",
+	[LR_PT_RECOVERY_STALE_AFTER_STAT] = "lockfile-recorded/recovery-stale/after-stat",
+	[LR_PT_RECOVERY_STALE_AFTER_READ] = "lockfile-recorded/recovery-stale/after-read",
+	[LR_PT_RECOVERY_STALE_AFTER_KILL] = "lockfile-recorded/recovery-stale/after-kill",
+	[LR_PT_RECLAIM_AFTER_STALE_CHECK] = "lockfile-recorded/reclaim/after-stale-check",
+	[LR_PT_RECOVERY_TAKE_AFTER_TMP_WRITE] = "lockfile-recorded/recovery-take/after-tmp-write",
+	[LR_PT_RECOVERY_TAKE_BEFORE_LINK] = "lockfile-recorded/recovery-take/before-link",
+	[LR_PT_RECOVERY_TAKE_AFTER_LINK] = "lockfile-recorded/recovery-take/after-link",
+	[LR_PT_RECOVERY_TAKE_AFTER_SWEEP] = "lockfile-recorded/recovery-take/after-sweep",
+	[LR_PT_RECOVERY_TAKE_AFTER_TMP_UNLINK] = "lockfile-recorded/recovery-take/after-tmp-unlink",
+	[LR_PT_RECOVERY_TAKE_AFTER_OPEN_RW] = "lockfile-recorded/recovery-take/after-open-rw",
+	[LR_PT_RECOVERY_TAKE2_AFTER_CREATE] = "lockfile-recorded/recovery-take2/after-create",
+	[LR_PT_RECOVERY_TAKE2_AFTER_RECORD_WRITE] = "lockfile-recorded/recovery-take2/after-record-write",
+	[LR_PT_RECOVERY_TAKE2_AFTER_FAIL_READ] = "lockfile-recorded/recovery-take2/after-fail-read",
+	[LR_PT_RECOVERY_TAKE2_AFTER_FAIL_UNLINK] = "lockfile-recorded/recovery-take2/after-fail-unlink",
+	[LR_PT_RECOVERY_TAKE2_AFTER_READBACK] = "lockfile-recorded/recovery-take2/after-readback",
+	[LR_PT_RECLAIM_AFTER_RECOVERY_TAKE] = "lockfile-recorded/reclaim/after-recovery-take",
+	[LR_PT_RECLAIM_AFTER_RECOVERY_STALE_CHECK] = "lockfile-recorded/reclaim/after-recovery-stale-check",
+	[LR_PT_RECLAIM_BEFORE_RECOVERY_RENAME_ASIDE] = "lockfile-recorded/reclaim/before-recovery-rename-aside",
+	[LR_PT_RECLAIM_AFTER_RECOVERY_RENAME_ASIDE] = "lockfile-recorded/reclaim/after-recovery-rename-aside",
+	[LR_PT_RECLAIM_AFTER_RECOVERY_UNLINK_ASIDE] = "lockfile-recorded/reclaim/after-recovery-unlink-aside",
+	[LR_PT_RECLAIM_AFTER_RECHECK] = "lockfile-recorded/reclaim/after-recheck",
+	[LR_PT_RECLAIM_AFTER_READ_HOLDER] = "lockfile-recorded/reclaim/after-read-holder",
+	[LR_PT_RECLAIM_BEFORE_RENAME_ASIDE] = "lockfile-recorded/reclaim/before-rename-aside",
+	[LR_PT_RECLAIM_AFTER_RENAME_ASIDE] = "lockfile-recorded/reclaim/after-rename-aside",
+	[LR_PT_RECLAIM_AFTER_UNLINK_SALVAGE] = "lockfile-recorded/reclaim/after-unlink-salvage",
+	[LR_PT_RECLAIM_BEFORE_RECOVERY_RELEASE] = "lockfile-recorded/reclaim/before-recovery-release",
+	[LR_PT_RECOVERY_RELEASE_AFTER_CLOSE] = "lockfile-recorded/recovery-release/after-close",
+	[LR_PT_RECOVERY_RELEASE_AFTER_READ] = "lockfile-recorded/recovery-release/after-read",
+	[LR_PT_RECOVERY_RELEASE_AFTER_UNLINK] = "lockfile-recorded/recovery-release/after-unlink",
+	[LR_PT_HOLD_AFTER_PWRITE] = "lockfile-recorded/hold/after-pwrite",
+	[LR_PT_HOLD_AFTER_FTRUNCATE] = "lockfile-recorded/hold/after-ftruncate",
+	[LR_PT_RELEASE_AFTER_CLOSE] = "lockfile-recorded/release/after-close",
+	[LR_PT_RELEASE_AFTER_READ] = "lockfile-recorded/release/after-read",
+	[LR_PT_RELEASE_AFTER_UNLINK] = "lockfile-recorded/release/after-unlink",
+	[LR_PT_CARRIED_AFTER_READDIR] = "lockfile-recorded/carried/after-readdir",
+	[LR_PT_CARRIED_AFTER_STAT] = "lockfile-recorded/carried/after-stat",
+	[LR_PT_CARRIED_AFTER_READ] = "lockfile-recorded/carried/after-read",
+	[LR_PT_CARRIED_AFTER_RECOVERY_TAKE] = "lockfile-recorded/carried/after-recovery-take",
+	[LR_PT_CARRIED_BEFORE_RENAME] = "lockfile-recorded/carried/before-rename",
+	[LR_PT_CARRIED_AFTER_RENAME] = "lockfile-recorded/carried/after-rename",
+	[LR_PT_CARRIED_AFTER_ASIDE_READ] = "lockfile-recorded/carried/after-aside-read",
+	[LR_PT_CARRIED_AFTER_LINK_BACK] = "lockfile-recorded/carried/after-link-back",
+	[LR_PT_CARRIED_AFTER_ASIDE_UNLINK] = "lockfile-recorded/carried/after-aside-unlink",
+	[LR_NPOINTS] = NULL,
 };
 
 static const struct lr_take_points lr_lock_take = {
-	"lockfile-recorded/take/after-tmp-write",   "lockfile-recorded/take/before-link",
-	"lockfile-recorded/take/after-link",        "lockfile-recorded/take/after-sweep",
-	"lockfile-recorded/take/after-tmp-unlink",  "lockfile-recorded/take/after-open-rw",
-	"lockfile-recorded/take2/after-create",     "lockfile-recorded/take2/after-record-write",
-	"lockfile-recorded/take2/after-fail-read",  "lockfile-recorded/take2/after-fail-unlink",
-	"lockfile-recorded/take2/after-readback",
+	.tmp_write = LR_PT_TAKE_AFTER_TMP_WRITE,
+	.before_link = LR_PT_TAKE_BEFORE_LINK,
+	.link = LR_PT_TAKE_AFTER_LINK,
+	.sweep = LR_PT_TAKE_AFTER_SWEEP,
+	.tmp_unlink = LR_PT_TAKE_AFTER_TMP_UNLINK,
+	.open_rw = LR_PT_TAKE_AFTER_OPEN_RW,
+	.create = LR_PT_TAKE2_AFTER_CREATE,
+	.record_write = LR_PT_TAKE2_AFTER_RECORD_WRITE,
+	.fail_read = LR_PT_TAKE2_AFTER_FAIL_READ,
+	.fail_unlink = LR_PT_TAKE2_AFTER_FAIL_UNLINK,
+	.readback = LR_PT_TAKE2_AFTER_READBACK,
 };
 
 const struct lr_take_points lr_recovery_take = {
-	"lockfile-recorded/recovery-take/after-tmp-write",
-	"lockfile-recorded/recovery-take/before-link",
-	"lockfile-recorded/recovery-take/after-link",
-	"lockfile-recorded/recovery-take/after-sweep",
-	"lockfile-recorded/recovery-take/after-tmp-unlink",
-	"lockfile-recorded/recovery-take/after-open-rw",
-	"lockfile-recorded/recovery-take2/after-create",
-	"lockfile-recorded/recovery-take2/after-record-write",
-	"lockfile-recorded/recovery-take2/after-fail-read",
-	"lockfile-recorded/recovery-take2/after-fail-unlink",
-	"lockfile-recorded/recovery-take2/after-readback",
+	.tmp_write = LR_PT_RECOVERY_TAKE_AFTER_TMP_WRITE,
+	.before_link = LR_PT_RECOVERY_TAKE_BEFORE_LINK,
+	.link = LR_PT_RECOVERY_TAKE_AFTER_LINK,
+	.sweep = LR_PT_RECOVERY_TAKE_AFTER_SWEEP,
+	.tmp_unlink = LR_PT_RECOVERY_TAKE_AFTER_TMP_UNLINK,
+	.open_rw = LR_PT_RECOVERY_TAKE_AFTER_OPEN_RW,
+	.create = LR_PT_RECOVERY_TAKE2_AFTER_CREATE,
+	.record_write = LR_PT_RECOVERY_TAKE2_AFTER_RECORD_WRITE,
+	.fail_read = LR_PT_RECOVERY_TAKE2_AFTER_FAIL_READ,
+	.fail_unlink = LR_PT_RECOVERY_TAKE2_AFTER_FAIL_UNLINK,
+	.readback = LR_PT_RECOVERY_TAKE2_AFTER_READBACK,
 };
 
 /* (c) the two-call take: CT1-CT7. */
@@ -274,7 +279,7 @@ static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const 
 	fd = fsx_open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (fd < 0)
 		return ls_note_errno(lk) == EEXIST ? LR_EXISTS : LR_RAISE;
-	fsx_point(pt->create); /* the empty-file window */
+	fsx_point(lr_points[pt->create]); /* the empty-file window */
 
 	/* [CT2 record-write] */
 	if (fsx_write_all(fd, text, len) != 0) {
@@ -284,12 +289,12 @@ static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const 
 			ls_note_errno(lk);
 		/* [CT4 fail-read] '' if empty, "gone" on error */
 		if (fsx_read_file(path, &held, &hlen) == 0) {
-			fsx_point(pt->fail_read);
+			fsx_point(lr_points[pt->fail_read]);
 			/* [CT5 fail-unlink] only while still empty or this take's */
 			if (hlen == 0 || lr_has_needle(held, hlen, token)) {
 				if (fsx_unlink(path) != 0)
 					ls_note_errno(lk);
-				fsx_point(pt->fail_unlink);
+				fsx_point(lr_points[pt->fail_unlink]);
 			}
 			free(held);
 		} else {
@@ -297,7 +302,7 @@ static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const 
 		}
 		return LR_UNRECORDED;
 	}
-	fsx_point(pt->record_write);
+	fsx_point(lr_points[pt->record_write]);
 
 	/* [CT6 readback] held only if the path reads back this take's token */
 	if (lr_read_holder(lk, path, &h) != 0 || !lr_token_is(&h, token)) {
@@ -306,7 +311,7 @@ static enum lr_outcome lr_take_twocall(struct lock *lk, const char *path, const 
 			ls_note_errno(lk);
 		return LR_RECLAIMED;
 	}
-	fsx_point(pt->readback);
+	fsx_point(lr_points[pt->readback]);
 	*fd_out = fd;
 	return LR_TAKEN;
 }
@@ -346,19 +351,19 @@ enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char
 		errno = e;
 		return LR_RAISE;
 	}
-	fsx_point(pt->tmp_write);
+	fsx_point(lr_points[pt->tmp_write]);
 
 	/* [CR3 link] */
-	fsx_point(pt->before_link);
+	fsx_point(lr_points[pt->before_link]);
 	if (fsx_link(tmp, path) == 0) {
 		linked = 1;
-		fsx_point(pt->link);
+		fsx_point(lr_points[pt->link]);
 	} else {
 		e = ls_note_errno(lk);
 		if (e == EEXIST) {
 			/* [CR4 sweep] */
 			lr_sweep_once(lk, path, sweep_bit);
-			fsx_point(pt->sweep);
+			fsx_point(lr_points[pt->sweep]);
 		}
 		if (e == EEXIST || !lr_link_unsupported(e)) {
 			fsx_unlink(tmp); /* [CR5] ignored */
@@ -371,7 +376,7 @@ enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char
 	/* [CR5 tmp-unlink] ignored */
 	if (fsx_unlink(tmp) != 0)
 		ls_note_errno(lk);
-	fsx_point(pt->tmp_unlink);
+	fsx_point(lr_points[pt->tmp_unlink]);
 	if (!linked)
 		return lr_take_twocall(lk, path, text, len, token, pt, fd_out);
 
@@ -379,7 +384,7 @@ enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char
 	*fd_out = fsx_open(path, O_RDWR, 0);
 	if (*fd_out < 0)
 		ls_note_errno(lk);
-	fsx_point(pt->open_rw);
+	fsx_point(lr_points[pt->open_rw]);
 	return LR_TAKEN;
 }
 
@@ -393,18 +398,18 @@ void lr_release_recorded(struct lock *lk, const char *path, const char *token, i
 	if (fd >= 0) {
 		if (fsx_close(fd) != 0)
 			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/recovery-release/after-close");
+		fsx_point(PT(RECOVERY_RELEASE_AFTER_CLOSE));
 	}
 	/* [RR3 read] */
 	if (lr_read_holder(lk, path, &h) != 0)
 		return;
-	fsx_point("lockfile-recorded/recovery-release/after-read");
+	fsx_point(PT(RECOVERY_RELEASE_AFTER_READ));
 	/* [RR4 unlink] only while it holds our token */
 	if (!lr_token_is(&h, token))
 		return;
 	if (fsx_unlink(path) != 0)
 		ls_note_errno(lk);
-	fsx_point("lockfile-recorded/recovery-release/after-unlink");
+	fsx_point(PT(RECOVERY_RELEASE_AFTER_UNLINK));
 }
 
 /* STALE_R(P, retain): 1 stale, 0 not. */
@@ -417,13 +422,13 @@ static int lr_stale(struct lock *lk)
 
 	/* [SR1 read] missing, empty, malformed: null */
 	lr_read_holder(lk, lk->path, &h);
-	fsx_point("lockfile-recorded/stale/after-read");
+	fsx_point(PT(STALE_AFTER_READ));
 
 	if (lr_this_host(&h)) {
 		/* [SR2 kill] this host's dead pid */
 		if (h.pid_int) {
 			int dead = lr_pid_dead(h.pid);
-			fsx_point("lockfile-recorded/stale/after-kill");
+			fsx_point(PT(STALE_AFTER_KILL));
 			if (dead)
 				return 1;
 		}
@@ -442,7 +447,7 @@ static int lr_stale(struct lock *lk)
 			ls_note_errno(lk);
 			return 0;
 		}
-		fsx_point("lockfile-recorded/stale/after-stat");
+		fsx_point(PT(STALE_AFTER_STAT));
 		have_st = 1;
 		if (st.size == 0 && ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 			return 1;
@@ -460,7 +465,7 @@ static int lr_stale(struct lock *lk)
 			ls_note_errno(lk);
 			return 0; /* elided in the origin: no stamp, no age */
 		}
-		fsx_point("lockfile-recorded/stale/after-age-stat");
+		fsx_point(PT(STALE_AFTER_AGE_STAT));
 	}
 	return ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_STALE]);
 }
@@ -477,7 +482,7 @@ static int lr_recovery_stale(struct lock *lk, const char *rec_path)
 		ls_note_errno(lk);
 		return 0;
 	}
-	fsx_point("lockfile-recorded/recovery-stale/after-stat");
+	fsx_point(PT(RECOVERY_STALE_AFTER_STAT));
 	/* [RS2] */
 	if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 		return 0;
@@ -487,11 +492,11 @@ static int lr_recovery_stale(struct lock *lk, const char *rec_path)
 	/* [RS4 read+kill] unparseable or another host's: never stale */
 	if (lr_read_holder(lk, rec_path, &h) != 0)
 		return 0;
-	fsx_point("lockfile-recorded/recovery-stale/after-read");
+	fsx_point(PT(RECOVERY_STALE_AFTER_READ));
 	if (!lr_this_host(&h) || !h.pid_int)
 		return 0;
 	dead = lr_pid_dead(h.pid);
-	fsx_point("lockfile-recorded/recovery-stale/after-kill");
+	fsx_point(PT(RECOVERY_STALE_AFTER_KILL));
 	return dead;
 }
 
@@ -573,12 +578,12 @@ static void lr_rewrite(struct lock *waiter, struct lr_reading *r, const char *wa
 	/* [RW1 pwrite] */
 	if (fsx_pwrite(r->fd, text, len, 0) != (ssize_t)len)
 		goto out;
-	fsx_point("lockfile-recorded/hold/after-pwrite");
+	fsx_point(PT(HOLD_AFTER_PWRITE));
 	/* [RW2 ftruncate] */
 	if (fsx_ftruncate(r->fd, (off_t)len) != 0)
 		goto out;
 	r->rec_len = len;
-	fsx_point("lockfile-recorded/hold/after-ftruncate");
+	fsx_point(PT(HOLD_AFTER_FTRUNCATE));
 out:
 	free(text);
 }
@@ -612,7 +617,7 @@ static int lr_timed_out(struct lock *lk, const char *path)
 		free(text);
 	else
 		ls_note_errno(lk);
-	fsx_point("lockfile-recorded/take/after-timeout-read");
+	fsx_point(PT(TAKE_AFTER_TIMEOUT_READ));
 	return LS_BUSY;
 }
 
@@ -633,15 +638,15 @@ static int lr_recovery_aside(struct lock *lk, const char *rec_path)
 		return ls_raise(lk, errno);
 
 	/* [WN6a recovery-rename-aside] */
-	fsx_point("lockfile-recorded/reclaim/before-recovery-rename-aside");
+	fsx_point(PT(RECLAIM_BEFORE_RECOVERY_RENAME_ASIDE));
 	if (fsx_rename(rec_path, aside) != 0)
 		return ls_note_errno(lk) == ENOENT ? 0 : -1;
-	fsx_point("lockfile-recorded/reclaim/after-recovery-rename-aside");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_RENAME_ASIDE));
 
 	/* [WN6b recovery-unlink-aside] */
 	if (fsx_unlink(aside) != 0 && ls_note_errno(lk) != ENOENT)
 		return -1;
-	fsx_point("lockfile-recorded/reclaim/after-recovery-unlink-aside");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_UNLINK_ASIDE));
 	return 0;
 }
 
@@ -654,29 +659,29 @@ static int lr_reclaim_under_recovery(struct lock *lk)
 	/* [WN7 recheck] */
 	if (!lr_stale(lk))
 		return 0;
-	fsx_point("lockfile-recorded/reclaim/after-recheck");
+	fsx_point(PT(RECLAIM_AFTER_RECHECK));
 
 	/* [WN8 read-holder] for the log line only */
 	if (fsx_read_file(lk->path, &text, &len) == 0)
 		free(text);
 	else
 		ls_note_errno(lk);
-	fsx_point("lockfile-recorded/reclaim/after-read-holder");
+	fsx_point(PT(RECLAIM_AFTER_READ_HOLDER));
 
 	/* [WN9 rename-aside] the key TOCTOU: the re-check was true a moment ago */
 	snprintf(suffix, sizeof suffix, ".stale.%ld.%lld", (long)fsx_getpid(),
 		 (long long)fsx_now_ms());
 	if (ls_path_cat(aside, lk->path, suffix) != 0)
 		return ls_note_errno(lk);
-	fsx_point("lockfile-recorded/reclaim/before-rename-aside");
+	fsx_point(PT(RECLAIM_BEFORE_RENAME_ASIDE));
 	if (fsx_rename(lk->path, aside) != 0)
 		return ls_note_errno(lk) == ENOENT ? 0 : errno;
-	fsx_point("lockfile-recorded/reclaim/after-rename-aside");
+	fsx_point(PT(RECLAIM_AFTER_RENAME_ASIDE));
 
 	/* [WN10 unlink-salvage] */
 	if (fsx_unlink(aside) != 0 && ls_note_errno(lk) != ENOENT)
 		return errno;
-	fsx_point("lockfile-recorded/reclaim/after-unlink-salvage");
+	fsx_point(PT(RECLAIM_AFTER_UNLINK_SALVAGE));
 	return 0;
 }
 
@@ -708,23 +713,23 @@ static int lr_reclaim(struct lock *lk, int64_t started)
 	case LR_EXISTS:
 		/* [WN6 recovery-stale-check] */
 		if (lr_recovery_stale(lk, rec_path)) {
-			fsx_point("lockfile-recorded/reclaim/after-recovery-stale-check");
+			fsx_point(PT(RECLAIM_AFTER_RECOVERY_STALE_CHECK));
 			return lr_recovery_aside(lk, rec_path);
 		}
 		if (fsx_now_ms() - started > lk->param[LR_WAIT])
 			return lr_timed_out(lk, rec_path); /* "Lock recovery is active or interrupted" */
 		lr_waiting(lk, 1, started); /* WAIT(P.recovery) */
-		lr_wait(lk->param[LR_POLL], "lockfile-recorded/take/after-sleep");
+		lr_wait(lk->param[LR_POLL], PT(TAKE_AFTER_SLEEP));
 		return 0;
 	case LR_TAKEN:
 		break;
 	}
-	fsx_point("lockfile-recorded/reclaim/after-recovery-take");
+	fsx_point(PT(RECLAIM_AFTER_RECOVERY_TAKE));
 
 	raise = lr_reclaim_under_recovery(lk);
 
 	/* [WN11] finally */
-	fsx_point("lockfile-recorded/reclaim/before-recovery-release");
+	fsx_point(PT(RECLAIM_BEFORE_RECOVERY_RELEASE));
 	lr_release_recorded(lk, rec_path, rtoken, rfd);
 	return raise ? ls_raise(lk, raise) : 0;
 }
@@ -776,14 +781,14 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 			made = 1;
 			if (lr_make_dir(lk) != 0)
 				return -1;
-			fsx_point("lockfile-recorded/take/after-dir-mkdir");
+			fsx_point(PT(TAKE_AFTER_DIR_MKDIR));
 			continue;
 		case LR_RECLAIMED:
 			continue; /* no sleep, no deadline check */
 		case LR_UNRECORDED:
 			if (++unrecorded >= lk->param[LR_ATTEMPTS])
 				return ls_raise(lk, EIO);
-			lr_wait(lk->param[LR_POLL] * unrecorded, "lockfile-recorded/take/after-backoff");
+			lr_wait(lk->param[LR_POLL] * unrecorded, PT(TAKE_AFTER_BACKOFF));
 			continue;
 		case LR_EXISTS:
 			break;
@@ -795,10 +800,10 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 			if (fsx_now_ms() - started > lk->param[LR_WAIT])
 				return lr_timed_out(lk, lk->path);
 			lr_waiting(lk, 1, started); /* WAIT(P) */
-			lr_wait(lk->param[LR_POLL], "lockfile-recorded/take/after-sleep");
+			lr_wait(lk->param[LR_POLL], PT(TAKE_AFTER_SLEEP));
 			continue;
 		}
-		fsx_point("lockfile-recorded/reclaim/after-stale-check");
+		fsx_point(PT(RECLAIM_AFTER_STALE_CHECK));
 
 		/* [WN5-WN11] then take again */
 		r = lr_reclaim(lk, started);
@@ -854,18 +859,18 @@ static int lr_release(struct lock *lk)
 	if (fd >= 0) {
 		if (fsx_close(fd) != 0)
 			return ls_raise(lk, ls_note_errno(lk));
-		fsx_point("lockfile-recorded/release/after-close");
+		fsx_point(PT(RELEASE_AFTER_CLOSE));
 	}
 	/* [WR3 read] errors logged only */
 	if (lr_read_holder(lk, lk->path, &h) != 0)
 		return 0;
-	fsx_point("lockfile-recorded/release/after-read");
+	fsx_point(PT(RELEASE_AFTER_READ));
 	/* [WR4 unlink] else "release-token-mismatch" */
 	if (!lr_token_is(&h, s->token))
 		return 0;
 	if (fsx_unlink(lk->path) != 0)
 		ls_note_errno(lk);
-	fsx_point("lockfile-recorded/release/after-unlink");
+	fsx_point(PT(RELEASE_AFTER_UNLINK));
 	return 0;
 }
 

@@ -55,7 +55,7 @@ static void lr_sweep(struct lock *lk, const char *path)
 		ls_note_errno(lk);
 		return;
 	}
-	fsx_point("lockfile-recorded/sweep/after-readdir");
+	fsx_point(PT(SWEEP_AFTER_READDIR));
 	for (size_t i = 0; i < e.n; i++) {
 		struct fsx_stat st;
 
@@ -68,13 +68,13 @@ static void lr_sweep(struct lock *lk, const char *path)
 			ls_note_errno(lk);
 			continue;
 		}
-		fsx_point("lockfile-recorded/sweep/after-stat");
+		fsx_point(PT(SWEEP_AFTER_STAT));
 		/* [SW3 unlink] "`.take.` leftovers hold nothing" */
 		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
 			continue;
 		if (fsx_unlink(full) != 0)
 			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/sweep/after-unlink");
+		fsx_point(PT(SWEEP_AFTER_UNLINK));
 	}
 	fsx_list_free(&e);
 }
@@ -112,7 +112,7 @@ static int lr_carried_now(struct lock *lk, const char *path, int64_t before_ms)
 		ls_note_errno(lk);
 		return 0;
 	}
-	fsx_point("lockfile-recorded/carried/after-stat");
+	fsx_point(PT(CARRIED_AFTER_STAT));
 	if (!S_ISREG(st.mode) || st.size > LR_CARRIED_MAX || before_ms > INT64_MAX / 1000000 ||
 	    st.mtime_ns >= before_ms * 1000000)
 		return 0;
@@ -120,7 +120,7 @@ static int lr_carried_now(struct lock *lk, const char *path, int64_t before_ms)
 		ls_note_errno(lk);
 		return 0;
 	}
-	fsx_point("lockfile-recorded/carried/after-read");
+	fsx_point(PT(CARRIED_AFTER_READ));
 	p = text;
 	end = text + len;
 	while (p < end && *p && strchr(" \t\r\n\v\f", *p))
@@ -149,33 +149,33 @@ static int lr_set_aside(struct lock *lk, const char *path)
 		return 0;
 
 	/* [SA1 rename] */
-	fsx_point("lockfile-recorded/carried/before-rename");
+	fsx_point(PT(CARRIED_BEFORE_RENAME));
 	if (fsx_rename(path, aside) != 0) {
 		ls_note_errno(lk);
 		return 0;
 	}
-	fsx_point("lockfile-recorded/carried/after-rename");
+	fsx_point(PT(CARRIED_AFTER_RENAME));
 
 	/* [SA2 read] */
 	lr_read_holder(lk, aside, &h);
-	fsx_point("lockfile-recorded/carried/after-aside-read");
+	fsx_point(PT(CARRIED_AFTER_ASIDE_READ));
 
 	/* [SA3] a taker recorded itself meanwhile: put it back */
 	if (h.present && h.pid_int) {
 		/* [SA4 link-back] EEXIST: "carried-retaken" */
 		if (fsx_link(aside, path) != 0)
 			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/carried/after-link-back");
+		fsx_point(PT(CARRIED_AFTER_LINK_BACK));
 		/* [SA5] */
 		if (fsx_unlink(aside) != 0)
 			ls_note_errno(lk);
-		fsx_point("lockfile-recorded/carried/after-aside-unlink");
+		fsx_point(PT(CARRIED_AFTER_ASIDE_UNLINK));
 		return 0;
 	}
 	/* [SA6] */
 	if (fsx_unlink(aside) != 0)
 		ls_note_errno(lk);
-	fsx_point("lockfile-recorded/carried/after-aside-unlink");
+	fsx_point(PT(CARRIED_AFTER_ASIDE_UNLINK));
 	return 1;
 }
 
@@ -198,7 +198,7 @@ static void lr_remove_lock(struct lock *lk, const char *path, int64_t before_ms)
 	free(text);
 	if (o != LR_TAKEN)
 		return;
-	fsx_point("lockfile-recorded/carried/after-recovery-take");
+	fsx_point(PT(CARRIED_AFTER_RECOVERY_TAKE));
 
 	/* [CL2] [CL3] */
 	if (lr_carried_now(lk, path, before_ms))
@@ -216,7 +216,7 @@ void lr_remove_carried(struct lock *lk, const char *dir, int64_t before_ms)
 		ls_note_errno(lk);
 		return;
 	}
-	fsx_point("lockfile-recorded/carried/after-readdir");
+	fsx_point(PT(CARRIED_AFTER_READDIR));
 	for (size_t i = 0; i < e.n; i++) {
 		if (!lr_ends_with(e.names[i], ".lock.recovery") ||
 		    snprintf(path, sizeof path, "%s/%s", dir, e.names[i]) >= (int)sizeof path)

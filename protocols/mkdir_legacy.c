@@ -79,23 +79,44 @@ static const struct param ml_params[] = {
 static_assert(ML_NPARAMS <= LS_MAX_PARAMS, "too many mkdir-legacy params");
 static_assert(sizeof ml_params / sizeof ml_params[0] == ML_NPARAMS + 1, "ml_params out of step");
 
-static const char *const ml_points[] = {
-	"mkdir-legacy/try/after-lock-mkdir",
-	"mkdir-legacy/try/after-stat",
-	"mkdir-legacy/try/after-remkdir",
-	"mkdir-legacy/try/after-age-check",
-	"mkdir-legacy/try/after-stale-rmdir",
-	"mkdir-legacy/try/after-stale-remkdir",
-	"mkdir-legacy/acquire/after-lock-mkdir",
-	"mkdir-legacy/acquire/after-stat",
-	"mkdir-legacy/acquire/after-age-check",
-	"mkdir-legacy/acquire/after-stale-rmdir",
-	"mkdir-legacy/acquire/after-sleep",
-	"mkdir-legacy/bounded/after-sleep",
-	"mkdir-legacy/release/before-rmdir",
-	"mkdir-legacy/release/after-rmdir",
-	NULL,
+/* Point names are written once, in ml_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum ml_point {
+	ML_PT_TRY_AFTER_LOCK_MKDIR,
+	ML_PT_TRY_AFTER_STAT,
+	ML_PT_TRY_AFTER_REMKDIR,
+	ML_PT_TRY_AFTER_AGE_CHECK,
+	ML_PT_TRY_AFTER_STALE_RMDIR,
+	ML_PT_TRY_AFTER_STALE_REMKDIR,
+	ML_PT_ACQUIRE_AFTER_LOCK_MKDIR,
+	ML_PT_ACQUIRE_AFTER_STAT,
+	ML_PT_ACQUIRE_AFTER_AGE_CHECK,
+	ML_PT_ACQUIRE_AFTER_STALE_RMDIR,
+	ML_PT_ACQUIRE_AFTER_SLEEP,
+	ML_PT_BOUNDED_AFTER_SLEEP,
+	ML_PT_RELEASE_BEFORE_RMDIR,
+	ML_PT_RELEASE_AFTER_RMDIR,
+	ML_NPOINTS
 };
+
+static const char *const ml_points[] = {
+	[ML_PT_TRY_AFTER_LOCK_MKDIR] = "mkdir-legacy/try/after-lock-mkdir",
+	[ML_PT_TRY_AFTER_STAT] = "mkdir-legacy/try/after-stat",
+	[ML_PT_TRY_AFTER_REMKDIR] = "mkdir-legacy/try/after-remkdir",
+	[ML_PT_TRY_AFTER_AGE_CHECK] = "mkdir-legacy/try/after-age-check",
+	[ML_PT_TRY_AFTER_STALE_RMDIR] = "mkdir-legacy/try/after-stale-rmdir",
+	[ML_PT_TRY_AFTER_STALE_REMKDIR] = "mkdir-legacy/try/after-stale-remkdir",
+	[ML_PT_ACQUIRE_AFTER_LOCK_MKDIR] = "mkdir-legacy/acquire/after-lock-mkdir",
+	[ML_PT_ACQUIRE_AFTER_STAT] = "mkdir-legacy/acquire/after-stat",
+	[ML_PT_ACQUIRE_AFTER_AGE_CHECK] = "mkdir-legacy/acquire/after-age-check",
+	[ML_PT_ACQUIRE_AFTER_STALE_RMDIR] = "mkdir-legacy/acquire/after-stale-rmdir",
+	[ML_PT_ACQUIRE_AFTER_SLEEP] = "mkdir-legacy/acquire/after-sleep",
+	[ML_PT_BOUNDED_AFTER_SLEEP] = "mkdir-legacy/bounded/after-sleep",
+	[ML_PT_RELEASE_BEFORE_RMDIR] = "mkdir-legacy/release/before-rmdir",
+	[ML_PT_RELEASE_AFTER_RMDIR] = "mkdir-legacy/release/after-rmdir",
+	[ML_NPOINTS] = NULL,
+};
+#define PT(name) ml_points[ML_PT_##name]
 
 /* Raise e out of acquire: -1 with errno. */
 static int ml_raise(int e)
@@ -112,7 +133,7 @@ static int ml_try(struct lock *lk)
 
 	/* [ML1 lock-mkdir] */
 	if (fsx_mkdir(lk->path, 0777) == 0) {
-		fsx_point("mkdir-legacy/try/after-lock-mkdir");
+		fsx_point(PT(TRY_AFTER_LOCK_MKDIR));
 		return 0;
 	}
 	e = ls_note_errno(lk);
@@ -125,27 +146,27 @@ static int ml_try(struct lock *lk)
 			return LS_BUSY;
 		/* [ML3 remkdir] the holder released meanwhile */
 		if (fsx_mkdir(lk->path, 0777) == 0) {
-			fsx_point("mkdir-legacy/try/after-remkdir");
+			fsx_point(PT(TRY_AFTER_REMKDIR));
 			return 0;
 		}
 		e = ls_note_errno(lk);
 		return e == EEXIST ? LS_BUSY : ml_raise(e);
 	}
-	fsx_point("mkdir-legacy/try/after-stat");
+	fsx_point(PT(TRY_AFTER_STAT));
 
 	/* [ML4 T age-check] a live holder is never waited on */
 	if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[ML_STALE]))
 		return LS_BUSY;
-	fsx_point("mkdir-legacy/try/after-age-check");
+	fsx_point(PT(TRY_AFTER_AGE_CHECK));
 
 	/* [ML5 stale-rmdir] by name: whatever directory is at L now goes (K-ML-1) */
 	if (fsx_rmdir(lk->path) != 0 && ls_note_errno(lk) != ENOENT)
 		return LS_BUSY; /* ENOTEMPTY, EBUSY, ... */
-	fsx_point("mkdir-legacy/try/after-stale-rmdir");
+	fsx_point(PT(TRY_AFTER_STALE_RMDIR));
 
 	/* [ML6 stale-remkdir] */
 	if (fsx_mkdir(lk->path, 0777) == 0) {
-		fsx_point("mkdir-legacy/try/after-stale-remkdir");
+		fsx_point(PT(TRY_AFTER_STALE_REMKDIR));
 		return 0;
 	}
 	e = ls_note_errno(lk);
@@ -168,19 +189,19 @@ static int ml_acquire_wait(struct lock *lk)
 
 		/* [MA1 lock-mkdir] any errno (EEXIST, ENOENT, EACCES, ...) is contention */
 		if (fsx_mkdir(lk->path, 0777) == 0) {
-			fsx_point("mkdir-legacy/acquire/after-lock-mkdir");
+			fsx_point(PT(ACQUIRE_AFTER_LOCK_MKDIR));
 			return 0;
 		}
 		ls_note_errno(lk);
 
 		/* [MA2 stat] on error: sleep (the comment says "retry immediately") */
 		if (fsx_stat(lk->path, &st) == 0) {
-			fsx_point("mkdir-legacy/acquire/after-stat");
+			fsx_point(PT(ACQUIRE_AFTER_STAT));
 			if (ls_older_than(fsx_now_ms(), st.mtime_ns, stale)) {
-				fsx_point("mkdir-legacy/acquire/after-age-check");
+				fsx_point(PT(ACQUIRE_AFTER_AGE_CHECK));
 				/* [MA3 stale-rmdir] by name, as ML5 */
 				if (fsx_rmdir(lk->path) == 0) {
-					fsx_point("mkdir-legacy/acquire/after-stale-rmdir");
+					fsx_point(PT(ACQUIRE_AFTER_STALE_RMDIR));
 					continue; /* next attempt at once, no sleep */
 				}
 				ls_note_errno(lk);
@@ -191,7 +212,7 @@ static int ml_acquire_wait(struct lock *lk)
 
 		/* [MA4 sleep] */
 		fsx_sleep_ms(wait);
-		fsx_point("mkdir-legacy/acquire/after-sleep");
+		fsx_point(PT(ACQUIRE_AFTER_SLEEP));
 	}
 	return LS_BUSY;
 }
@@ -204,7 +225,7 @@ static int ml_acquire_bounded(struct lock *lk)
 		if (r != LS_BUSY || i >= lk->param[ML_BRETRIES])
 			return r;
 		fsx_sleep_ms(lk->param[ML_BWAIT]);
-		fsx_point("mkdir-legacy/bounded/after-sleep");
+		fsx_point(PT(BOUNDED_AFTER_SLEEP));
 	}
 }
 
@@ -237,10 +258,10 @@ static int ml_held(struct lock *lk)
  * lock is at L, ours or a reclaimer's (K-ML-1 step 5). */
 static int ml_release(struct lock *lk)
 {
-	fsx_point("mkdir-legacy/release/before-rmdir");
+	fsx_point(PT(RELEASE_BEFORE_RMDIR));
 	if (fsx_rmdir(lk->path) != 0)
 		ls_note_errno(lk); /* "released is released" */
-	fsx_point("mkdir-legacy/release/after-rmdir");
+	fsx_point(PT(RELEASE_AFTER_RMDIR));
 	return 0;
 }
 

@@ -131,44 +131,86 @@ static const struct param mo_params[] = {
 static_assert(MO_NPARAMS <= LS_MAX_PARAMS, "too many mkdir-owner params");
 static_assert(sizeof mo_params / sizeof mo_params[0] == MO_NPARAMS + 1, "mo_params out of step");
 
-static const char *const mo_points[] = {
-	"mkdir-owner/attempt/after-start",
-	"mkdir-owner/attempt/after-lock-mkdir",
-	"mkdir-owner/attempt/after-entry-mkdir",
-	"mkdir-owner/attempt/after-publish-check",
-	"mkdir-owner/attempt/after-withdraw",
-	"mkdir-owner/reclaim/after-stat-judged",
-	"mkdir-owner/reclaim/after-age-check",
-	"mkdir-owner/reclaim/after-readdir",
-	"mkdir-owner/reclaim/after-stat-listed",
-	"mkdir-owner/reclaim/after-entry-mkdir",
-	"mkdir-owner/reclaim/after-stat-pin",
-	"mkdir-owner/reclaim/after-remove-judged",
-	"mkdir-owner/reclaim/after-withdraw",
-	"mkdir-owner/elect/after-readdir",
-	"mkdir-owner/elect/after-pin-stat",
-	"mkdir-owner/elect/after-pin-exists",
-	"mkdir-owner/elect/after-withdraw",
-	"mkdir-owner/leave/after-withdraw",
-	"mkdir-owner/leave/after-readdir",
-	"mkdir-owner/leave/after-reenter-mkdir",
-	"mkdir-owner/leave/after-stat-pin",
-	"mkdir-owner/giveup/after-pin-stat",
-	"mkdir-owner/giveup/after-pin-exists",
-	"mkdir-owner/giveup/after-withdraw",
-	"mkdir-owner/try/after-sleep",
-	"mkdir-owner/acquire/after-sleep",
-	"mkdir-owner/acquire/after-stray-readdir",
-	"mkdir-owner/bounded/after-sleep",
-	"mkdir-owner/release/after-pin-stat",
-	"mkdir-owner/release/after-pin-exists",
-	"mkdir-owner/release/after-entry-rmdir",
-	"mkdir-owner/release/after-stat-same",
-	"mkdir-owner/release/before-lock-rmdir",
-	"mkdir-owner/release/after-lock-rmdir",
-	"mkdir-owner/held/after-exists",
-	NULL,
+/* Point names are written once, in mo_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum mo_point {
+	MO_PT_ATTEMPT_AFTER_START,
+	MO_PT_ATTEMPT_AFTER_LOCK_MKDIR,
+	MO_PT_ATTEMPT_AFTER_ENTRY_MKDIR,
+	MO_PT_ATTEMPT_AFTER_PUBLISH_CHECK,
+	MO_PT_ATTEMPT_AFTER_WITHDRAW,
+	MO_PT_RECLAIM_AFTER_STAT_JUDGED,
+	MO_PT_RECLAIM_AFTER_AGE_CHECK,
+	MO_PT_RECLAIM_AFTER_READDIR,
+	MO_PT_RECLAIM_AFTER_STAT_LISTED,
+	MO_PT_RECLAIM_AFTER_ENTRY_MKDIR,
+	MO_PT_RECLAIM_AFTER_STAT_PIN,
+	MO_PT_RECLAIM_AFTER_REMOVE_JUDGED,
+	MO_PT_RECLAIM_AFTER_WITHDRAW,
+	MO_PT_ELECT_AFTER_READDIR,
+	MO_PT_ELECT_AFTER_PIN_STAT,
+	MO_PT_ELECT_AFTER_PIN_EXISTS,
+	MO_PT_ELECT_AFTER_WITHDRAW,
+	MO_PT_LEAVE_AFTER_WITHDRAW,
+	MO_PT_LEAVE_AFTER_READDIR,
+	MO_PT_LEAVE_AFTER_REENTER_MKDIR,
+	MO_PT_LEAVE_AFTER_STAT_PIN,
+	MO_PT_GIVEUP_AFTER_PIN_STAT,
+	MO_PT_GIVEUP_AFTER_PIN_EXISTS,
+	MO_PT_GIVEUP_AFTER_WITHDRAW,
+	MO_PT_TRY_AFTER_SLEEP,
+	MO_PT_ACQUIRE_AFTER_SLEEP,
+	MO_PT_ACQUIRE_AFTER_STRAY_READDIR,
+	MO_PT_BOUNDED_AFTER_SLEEP,
+	MO_PT_RELEASE_AFTER_PIN_STAT,
+	MO_PT_RELEASE_AFTER_PIN_EXISTS,
+	MO_PT_RELEASE_AFTER_ENTRY_RMDIR,
+	MO_PT_RELEASE_AFTER_STAT_SAME,
+	MO_PT_RELEASE_BEFORE_LOCK_RMDIR,
+	MO_PT_RELEASE_AFTER_LOCK_RMDIR,
+	MO_PT_HELD_AFTER_EXISTS,
+	MO_NPOINTS
 };
+
+static const char *const mo_points[] = {
+	[MO_PT_ATTEMPT_AFTER_START] = "mkdir-owner/attempt/after-start",
+	[MO_PT_ATTEMPT_AFTER_LOCK_MKDIR] = "mkdir-owner/attempt/after-lock-mkdir",
+	[MO_PT_ATTEMPT_AFTER_ENTRY_MKDIR] = "mkdir-owner/attempt/after-entry-mkdir",
+	[MO_PT_ATTEMPT_AFTER_PUBLISH_CHECK] = "mkdir-owner/attempt/after-publish-check",
+	[MO_PT_ATTEMPT_AFTER_WITHDRAW] = "mkdir-owner/attempt/after-withdraw",
+	[MO_PT_RECLAIM_AFTER_STAT_JUDGED] = "mkdir-owner/reclaim/after-stat-judged",
+	[MO_PT_RECLAIM_AFTER_AGE_CHECK] = "mkdir-owner/reclaim/after-age-check",
+	[MO_PT_RECLAIM_AFTER_READDIR] = "mkdir-owner/reclaim/after-readdir",
+	[MO_PT_RECLAIM_AFTER_STAT_LISTED] = "mkdir-owner/reclaim/after-stat-listed",
+	[MO_PT_RECLAIM_AFTER_ENTRY_MKDIR] = "mkdir-owner/reclaim/after-entry-mkdir",
+	[MO_PT_RECLAIM_AFTER_STAT_PIN] = "mkdir-owner/reclaim/after-stat-pin",
+	[MO_PT_RECLAIM_AFTER_REMOVE_JUDGED] = "mkdir-owner/reclaim/after-remove-judged",
+	[MO_PT_RECLAIM_AFTER_WITHDRAW] = "mkdir-owner/reclaim/after-withdraw",
+	[MO_PT_ELECT_AFTER_READDIR] = "mkdir-owner/elect/after-readdir",
+	[MO_PT_ELECT_AFTER_PIN_STAT] = "mkdir-owner/elect/after-pin-stat",
+	[MO_PT_ELECT_AFTER_PIN_EXISTS] = "mkdir-owner/elect/after-pin-exists",
+	[MO_PT_ELECT_AFTER_WITHDRAW] = "mkdir-owner/elect/after-withdraw",
+	[MO_PT_LEAVE_AFTER_WITHDRAW] = "mkdir-owner/leave/after-withdraw",
+	[MO_PT_LEAVE_AFTER_READDIR] = "mkdir-owner/leave/after-readdir",
+	[MO_PT_LEAVE_AFTER_REENTER_MKDIR] = "mkdir-owner/leave/after-reenter-mkdir",
+	[MO_PT_LEAVE_AFTER_STAT_PIN] = "mkdir-owner/leave/after-stat-pin",
+	[MO_PT_GIVEUP_AFTER_PIN_STAT] = "mkdir-owner/giveup/after-pin-stat",
+	[MO_PT_GIVEUP_AFTER_PIN_EXISTS] = "mkdir-owner/giveup/after-pin-exists",
+	[MO_PT_GIVEUP_AFTER_WITHDRAW] = "mkdir-owner/giveup/after-withdraw",
+	[MO_PT_TRY_AFTER_SLEEP] = "mkdir-owner/try/after-sleep",
+	[MO_PT_ACQUIRE_AFTER_SLEEP] = "mkdir-owner/acquire/after-sleep",
+	[MO_PT_ACQUIRE_AFTER_STRAY_READDIR] = "mkdir-owner/acquire/after-stray-readdir",
+	[MO_PT_BOUNDED_AFTER_SLEEP] = "mkdir-owner/bounded/after-sleep",
+	[MO_PT_RELEASE_AFTER_PIN_STAT] = "mkdir-owner/release/after-pin-stat",
+	[MO_PT_RELEASE_AFTER_PIN_EXISTS] = "mkdir-owner/release/after-pin-exists",
+	[MO_PT_RELEASE_AFTER_ENTRY_RMDIR] = "mkdir-owner/release/after-entry-rmdir",
+	[MO_PT_RELEASE_AFTER_STAT_SAME] = "mkdir-owner/release/after-stat-same",
+	[MO_PT_RELEASE_BEFORE_LOCK_RMDIR] = "mkdir-owner/release/before-lock-rmdir",
+	[MO_PT_RELEASE_AFTER_LOCK_RMDIR] = "mkdir-owner/release/after-lock-rmdir",
+	[MO_PT_HELD_AFTER_EXISTS] = "mkdir-owner/held/after-exists",
+	[MO_NPOINTS] = NULL,
+};
+#define PT(name) mo_points[MO_PT_##name]
 
 enum mo_outcome { MO_HELD, MO_QUEUED, MO_BUSY, MO_AGAIN, MO_RAISE };
 
@@ -293,14 +335,14 @@ static enum mo_outcome mo_leave(struct lock *lk, const struct fsx_stat *pinned)
 	size_t n;
 
 	/* [LV1 withdraw] */
-	mo_withdraw(lk, "mkdir-owner/leave/after-withdraw");
+	mo_withdraw(lk, PT(LEAVE_AFTER_WITHDRAW));
 
 	/* [LV2 readdir] */
 	if (fsx_list(lk->path, &e) != 0)
 		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 	n = e.n;
 	fsx_list_free(&e);
-	fsx_point("mkdir-owner/leave/after-readdir");
+	fsx_point(PT(LEAVE_AFTER_READDIR));
 	if (n > 0)
 		return MO_BUSY; /* someone else is in it: they hold or wait */
 
@@ -311,14 +353,14 @@ static enum mo_outcome mo_leave(struct lock *lk, const struct fsx_stat *pinned)
 	mo_entry(lk, entry);
 	if (fsx_mkdir(entry, 0777) != 0)
 		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
-	fsx_point("mkdir-owner/leave/after-reenter-mkdir");
+	fsx_point(PT(LEAVE_AFTER_REENTER_MKDIR));
 
 	/* [LV5 stat-pin] */
 	if (!mo_still_at_l(lk, pinned)) {
-		mo_withdraw(lk, "mkdir-owner/leave/after-withdraw");
+		mo_withdraw(lk, PT(LEAVE_AFTER_WITHDRAW));
 		return MO_AGAIN;
 	}
-	fsx_point("mkdir-owner/leave/after-stat-pin");
+	fsx_point(PT(LEAVE_AFTER_STAT_PIN));
 
 	/* [LV6] never queues, never comes back */
 	return mo_elect(lk, 0);
@@ -337,7 +379,7 @@ static enum mo_outcome mo_elect(struct lock *lk, int rejoin)
 		int mine = 0, first = 1;
 		size_t n = e.n;
 
-		fsx_point("mkdir-owner/elect/after-readdir");
+		fsx_point(PT(ELECT_AFTER_READDIR));
 		for (size_t i = 0; i < e.n; i++) {
 			int c = strcmp(st->name, e.names[i]);
 			if (c == 0)
@@ -354,20 +396,20 @@ static enum mo_outcome mo_elect(struct lock *lk, int rejoin)
 			return MO_QUEUED; /* the first name waits and holds next */
 
 		/* [EL2/EL3] */
-		pinned = mo_pinned(lk, &pin, "mkdir-owner/elect/after-pin-stat",
-				   "mkdir-owner/elect/after-pin-exists");
+		pinned = mo_pinned(lk, &pin, PT(ELECT_AFTER_PIN_STAT),
+				   PT(ELECT_AFTER_PIN_EXISTS));
 	} else {
 		ls_note_errno(lk);
 	}
 
 	/* [EL4] */
 	if (!pinned) {
-		mo_withdraw(lk, "mkdir-owner/elect/after-withdraw");
+		mo_withdraw(lk, PT(ELECT_AFTER_WITHDRAW));
 		return MO_AGAIN;
 	}
 	/* [EL5] */
 	if (!rejoin) {
-		mo_withdraw(lk, "mkdir-owner/elect/after-withdraw");
+		mo_withdraw(lk, PT(ELECT_AFTER_WITHDRAW));
 		return MO_BUSY;
 	}
 	/* [EL6] */
@@ -382,9 +424,9 @@ static enum mo_outcome mo_giveup(struct lock *lk)
 
 	if (s != MO_QUEUED)
 		return s;
-	if (!mo_pinned(lk, &pin, "mkdir-owner/giveup/after-pin-stat",
-		       "mkdir-owner/giveup/after-pin-exists")) {
-		mo_withdraw(lk, "mkdir-owner/giveup/after-withdraw");
+	if (!mo_pinned(lk, &pin, PT(GIVEUP_AFTER_PIN_STAT),
+		       PT(GIVEUP_AFTER_PIN_EXISTS))) {
+		mo_withdraw(lk, PT(GIVEUP_AFTER_WITHDRAW));
 		return MO_AGAIN;
 	}
 	return mo_leave(lk, &pin);
@@ -407,17 +449,17 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 	/* [RC1 stat-judged] */
 	if (fsx_stat(lk->path, &judged) != 0)
 		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
-	fsx_point("mkdir-owner/reclaim/after-stat-judged");
+	fsx_point(PT(RECLAIM_AFTER_STAT_JUDGED));
 
 	/* [RC2 T age-check] */
 	if (!ls_older_than(fsx_now_ms(), judged.mtime_ns, lk->param[MO_STALE]))
 		return MO_BUSY;
-	fsx_point("mkdir-owner/reclaim/after-age-check");
+	fsx_point(PT(RECLAIM_AFTER_AGE_CHECK));
 
 	/* [RC3 readdir] */
 	if (fsx_list(lk->path, &e) != 0)
 		return ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
-	fsx_point("mkdir-owner/reclaim/after-readdir");
+	fsx_point(PT(RECLAIM_AFTER_READDIR));
 
 	/* [RC4 stat-listed] same directory, same mtime: every listed entry has
 	 * been there at least the stale age */
@@ -425,7 +467,7 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 		out = ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY;
 		goto out_free_list;
 	}
-	fsx_point("mkdir-owner/reclaim/after-stat-listed");
+	fsx_point(PT(RECLAIM_AFTER_STAT_LISTED));
 	if (!mo_same_dir(&judged, &listed) || listed.mtime_ns != judged.mtime_ns) {
 		out = MO_AGAIN;
 		goto out_free_list;
@@ -439,15 +481,15 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 		out = ls_note_errno(lk) == ENOENT ? MO_AGAIN : MO_BUSY; /* EEXIST included */
 		goto out_free_list;
 	}
-	fsx_point("mkdir-owner/reclaim/after-entry-mkdir");
+	fsx_point(PT(RECLAIM_AFTER_ENTRY_MKDIR));
 
 	/* [RC7 stat-pin] */
 	if (!mo_still_at_l(lk, &judged)) {
-		mo_withdraw(lk, "mkdir-owner/reclaim/after-withdraw");
+		mo_withdraw(lk, PT(RECLAIM_AFTER_WITHDRAW));
 		out = MO_AGAIN;
 		goto out_free_list;
 	}
-	fsx_point("mkdir-owner/reclaim/after-stat-pin");
+	fsx_point(PT(RECLAIM_AFTER_STAT_PIN));
 
 	/* [RC8 remove-judged] only listed names: names are unique, so a later
 	 * holder's entry is never among them; ours keeps L from emptying */
@@ -455,11 +497,11 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 		if (mo_join(judged_entry, lk->path, e.names[i]) != 0 ||
 		    (fsx_rmdir(judged_entry) != 0 && errno != ENOENT)) {
 			ls_note_errno(lk); /* ENOTDIR = stray file, ENOTEMPTY, EACCES ... */
-			mo_withdraw(lk, "mkdir-owner/reclaim/after-withdraw");
+			mo_withdraw(lk, PT(RECLAIM_AFTER_WITHDRAW));
 			out = MO_BUSY;
 			goto out_free_list;
 		}
-		fsx_point("mkdir-owner/reclaim/after-remove-judged");
+		fsx_point(PT(RECLAIM_AFTER_REMOVE_JUDGED));
 	}
 	fsx_list_free(&e);
 
@@ -480,7 +522,7 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 
 	/* [AT1 T start] */
 	t0 = fsx_now_ms();
-	fsx_point("mkdir-owner/attempt/after-start");
+	fsx_point(PT(ATTEMPT_AFTER_START));
 
 	/* [AT2 lock-mkdir] */
 	if (fsx_mkdir(lk->path, 0777) != 0) {
@@ -493,7 +535,7 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 			return mo_reclaim(lk);
 		return MO_RAISE; /* ENOENT (parent swept), EACCES on POSIX, ENOSPC ... */
 	}
-	fsx_point("mkdir-owner/attempt/after-lock-mkdir");
+	fsx_point(PT(ATTEMPT_AFTER_LOCK_MKDIR));
 
 	/* [AT3 entry-mkdir] */
 	mo_entry(lk, entry);
@@ -503,15 +545,15 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 		 * stale break" */
 		return e == ENOENT ? MO_AGAIN : MO_RAISE;
 	}
-	fsx_point("mkdir-owner/attempt/after-entry-mkdir");
+	fsx_point(PT(ATTEMPT_AFTER_ENTRY_MKDIR));
 
 	/* [AT4 T publish-check] past the bound, someone may have judged our
 	 * empty L stale: the entry may sit in another's lock.  L is left as found. */
 	if (fsx_now_ms() - t0 >= lk->param[MO_STALE] / 2) {
-		mo_withdraw(lk, "mkdir-owner/attempt/after-withdraw");
+		mo_withdraw(lk, PT(ATTEMPT_AFTER_WITHDRAW));
 		return MO_AGAIN;
 	}
-	fsx_point("mkdir-owner/attempt/after-publish-check");
+	fsx_point(PT(ATTEMPT_AFTER_PUBLISH_CHECK));
 
 	/* [AT5] */
 	return mo_elect(lk, 1);
@@ -544,7 +586,7 @@ static int mo_try_acquire(struct lock *lk)
 		while (s == MO_QUEUED && fsx_now_ms() < deadline) {
 			/* [TQ sleep] */
 			fsx_sleep_ms(lk->param[MO_CONTEND_WAIT]);
-			fsx_point("mkdir-owner/try/after-sleep");
+			fsx_point(PT(TRY_AFTER_SLEEP));
 			s = mo_queued_step(lk);
 		}
 		if (s == MO_QUEUED)
@@ -578,7 +620,7 @@ static void mo_stray(struct lock *lk)
 		return;
 	}
 	fsx_list_free(&e);
-	fsx_point("mkdir-owner/acquire/after-stray-readdir");
+	fsx_point(PT(ACQUIRE_AFTER_STRAY_READDIR));
 }
 
 /* §2.5 ACQUIRE: 0 held, LS_BUSY ("Could not lock ..."), -1 raised. */
@@ -603,7 +645,7 @@ static int mo_acquire_wait(struct lock *lk)
 			return mo_handle(lk);
 		if (s == MO_BUSY || s == MO_QUEUED) {
 			fsx_sleep_ms(wait); /* AGAIN: no sleep */
-			fsx_point("mkdir-owner/acquire/after-sleep");
+			fsx_point(PT(ACQUIRE_AFTER_SLEEP));
 		}
 	}
 	if (s == MO_QUEUED && mo_giveup(lk) == MO_HELD)
@@ -620,7 +662,7 @@ static int mo_acquire_bounded(struct lock *lk)
 		if (r != LS_BUSY || i >= lk->param[MO_BRETRIES])
 			return r;
 		fsx_sleep_ms(lk->param[MO_BWAIT]);
-		fsx_point("mkdir-owner/bounded/after-sleep");
+		fsx_point(PT(BOUNDED_AFTER_SLEEP));
 	}
 }
 
@@ -665,7 +707,7 @@ static int mo_held(struct lock *lk)
 		return 0; /* released, or never acquired */
 	mo_entry(lk, entry);
 	r = fsx_exists(entry);
-	fsx_point("mkdir-owner/held/after-exists");
+	fsx_point(PT(HELD_AFTER_EXISTS));
 	return r;
 }
 
@@ -684,8 +726,8 @@ static int mo_release(struct lock *lk)
 	st->taken = 0;
 
 	/* [RL1/RL2] mine := PINNED(me) */
-	pinned = mo_pinned(lk, &mine, "mkdir-owner/release/after-pin-stat",
-			   "mkdir-owner/release/after-pin-exists");
+	pinned = mo_pinned(lk, &mine, PT(RELEASE_AFTER_PIN_STAT),
+			   PT(RELEASE_AFTER_PIN_EXISTS));
 
 	/* [RL3 entry-rmdir] */
 	mo_entry(lk, entry);
@@ -693,7 +735,7 @@ static int mo_release(struct lock *lk)
 		ls_note_errno(lk); /* "reclaimed: the lock is not ours to remove" */
 		return 0;
 	}
-	fsx_point("mkdir-owner/release/after-entry-rmdir");
+	fsx_point(PT(RELEASE_AFTER_ENTRY_RMDIR));
 
 	/* [RL4 stat-same] remove L only if it is still the directory noted
 	 * while our entry was in it; the gap from here to RL5 is bound 3 */
@@ -703,16 +745,16 @@ static int mo_release(struct lock *lk)
 		ls_note_errno(lk);
 		return 0;
 	}
-	fsx_point("mkdir-owner/release/after-stat-same");
+	fsx_point(PT(RELEASE_AFTER_STAT_SAME));
 	if (!mo_same_dir(&mine, &now))
 		return 0;
 
 	/* [RL5 lock-rmdir] ENOTEMPTY: "a waiting process's entry is in it; that
 	 * process holds next" */
-	fsx_point("mkdir-owner/release/before-lock-rmdir");
+	fsx_point(PT(RELEASE_BEFORE_LOCK_RMDIR));
 	if (fsx_rmdir(lk->path) != 0)
 		ls_note_errno(lk);
-	fsx_point("mkdir-owner/release/after-lock-rmdir");
+	fsx_point(PT(RELEASE_AFTER_LOCK_RMDIR));
 	return 0;
 }
 

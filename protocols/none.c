@@ -27,11 +27,20 @@ static const struct param no_params[] = {
 };
 static_assert(NO_NPARAMS <= LS_MAX_PARAMS, "too many none params");
 
-static const char *const no_points[] = {
-	"none/acquire/after-take",
-	"none/release/after-give",
-	NULL,
+/* Point names are written once, in no_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum no_point {
+	NO_PT_ACQUIRE_AFTER_TAKE,
+	NO_PT_RELEASE_AFTER_GIVE,
+	NO_NPOINTS
 };
+
+static const char *const no_points[] = {
+	[NO_PT_ACQUIRE_AFTER_TAKE] = "none/acquire/after-take",
+	[NO_PT_RELEASE_AFTER_GIVE] = "none/release/after-give",
+	[NO_NPOINTS] = NULL,
+};
+#define PT(name) no_points[NO_PT_##name]
 
 static int no_init(struct lock *lk)
 {
@@ -42,7 +51,7 @@ static int no_init(struct lock *lk)
 static int no_acquire(struct lock *lk)
 {
 	lk->last_error = 0;
-	fsx_point("none/acquire/after-take");
+	fsx_point(PT(ACQUIRE_AFTER_TAKE));
 	return 0;
 }
 
@@ -55,7 +64,7 @@ static int no_held(struct lock *lk)
 static int no_release(struct lock *lk)
 {
 	(void)lk;
-	fsx_point("none/release/after-give");
+	fsx_point(PT(RELEASE_AFTER_GIVE));
 	return 0;
 }
 

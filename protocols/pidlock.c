@@ -98,23 +98,44 @@ static const struct param pl_params[] = {
 static_assert(PL_NPARAMS <= LS_MAX_PARAMS, "too many pidlock params");
 static_assert(sizeof pl_params / sizeof pl_params[0] == PL_NPARAMS + 1, "pl_params out of step");
 
-static const char *const pl_points[] = {
-	"pidlock/acquire/after-dir-mkdir",
-	"pidlock/clear/after-read",
-	"pidlock/clear/after-stat",
-	"pidlock/clear/after-age-check",
-	"pidlock/clear/after-unreadable-unlink",
-	"pidlock/clear/after-kill",
-	"pidlock/clear/after-dead-unlink",
-	"pidlock/acquire/after-create",
-	"pidlock/acquire/after-record-write",
-	"pidlock/acquire/after-close",
-	"pidlock/acquire/after-deadline-check",
-	"pidlock/acquire/after-sleep",
-	"pidlock/release/after-read",
-	"pidlock/release/after-unlink",
-	NULL,
+/* Point names are written once, in pl_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum pl_point {
+	PL_PT_ACQUIRE_AFTER_DIR_MKDIR,
+	PL_PT_CLEAR_AFTER_READ,
+	PL_PT_CLEAR_AFTER_STAT,
+	PL_PT_CLEAR_AFTER_AGE_CHECK,
+	PL_PT_CLEAR_AFTER_UNREADABLE_UNLINK,
+	PL_PT_CLEAR_AFTER_KILL,
+	PL_PT_CLEAR_AFTER_DEAD_UNLINK,
+	PL_PT_ACQUIRE_AFTER_CREATE,
+	PL_PT_ACQUIRE_AFTER_RECORD_WRITE,
+	PL_PT_ACQUIRE_AFTER_CLOSE,
+	PL_PT_ACQUIRE_AFTER_DEADLINE_CHECK,
+	PL_PT_ACQUIRE_AFTER_SLEEP,
+	PL_PT_RELEASE_AFTER_READ,
+	PL_PT_RELEASE_AFTER_UNLINK,
+	PL_NPOINTS
 };
+
+static const char *const pl_points[] = {
+	[PL_PT_ACQUIRE_AFTER_DIR_MKDIR] = "pidlock/acquire/after-dir-mkdir",
+	[PL_PT_CLEAR_AFTER_READ] = "pidlock/clear/after-read",
+	[PL_PT_CLEAR_AFTER_STAT] = "pidlock/clear/after-stat",
+	[PL_PT_CLEAR_AFTER_AGE_CHECK] = "pidlock/clear/after-age-check",
+	[PL_PT_CLEAR_AFTER_UNREADABLE_UNLINK] = "pidlock/clear/after-unreadable-unlink",
+	[PL_PT_CLEAR_AFTER_KILL] = "pidlock/clear/after-kill",
+	[PL_PT_CLEAR_AFTER_DEAD_UNLINK] = "pidlock/clear/after-dead-unlink",
+	[PL_PT_ACQUIRE_AFTER_CREATE] = "pidlock/acquire/after-create",
+	[PL_PT_ACQUIRE_AFTER_RECORD_WRITE] = "pidlock/acquire/after-record-write",
+	[PL_PT_ACQUIRE_AFTER_CLOSE] = "pidlock/acquire/after-close",
+	[PL_PT_ACQUIRE_AFTER_DEADLINE_CHECK] = "pidlock/acquire/after-deadline-check",
+	[PL_PT_ACQUIRE_AFTER_SLEEP] = "pidlock/acquire/after-sleep",
+	[PL_PT_RELEASE_AFTER_READ] = "pidlock/release/after-read",
+	[PL_PT_RELEASE_AFTER_UNLINK] = "pidlock/release/after-unlink",
+	[PL_NPOINTS] = NULL,
+};
+#define PT(name) pl_points[PL_PT_##name]
 
 #define PL_TOKEN_LEN 36 /* a uuid: 8-4-4-4-12 hex */
 
@@ -203,7 +224,7 @@ static void pl_clear(struct lock *lk)
 
 	/* [CS1 read] the judgement is made here */
 	held = pl_read_lock(lk);
-	fsx_point("pidlock/clear/after-read");
+	fsx_point(PT(CLEAR_AFTER_READ));
 
 	if (!pl_truthy(held)) {
 		json_decref(held);
@@ -215,15 +236,15 @@ static void pl_clear(struct lock *lk)
 			ls_note_errno(lk);
 			return;
 		}
-		fsx_point("pidlock/clear/after-stat");
+		fsx_point(PT(CLEAR_AFTER_STAT));
 		/* [T age-check] */
 		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[PL_STALE]))
 			return;
-		fsx_point("pidlock/clear/after-age-check");
+		fsx_point(PT(CLEAR_AFTER_AGE_CHECK));
 		/* [CS3 unreadable-unlink] */
 		if (fsx_unlink(lk->path) != 0)
 			ls_note_errno(lk);
-		fsx_point("pidlock/clear/after-unreadable-unlink");
+		fsx_point(PT(CLEAR_AFTER_UNREADABLE_UNLINK));
 		return;
 	}
 
@@ -235,14 +256,14 @@ static void pl_clear(struct lock *lk)
 			json_decref(held);
 			return;
 		}
-		fsx_point("pidlock/clear/after-kill");
+		fsx_point(PT(CLEAR_AFTER_KILL));
 	}
 	json_decref(held);
 
 	/* [CS5 dead-unlink] */
 	if (fsx_unlink(lk->path) != 0)
 		ls_note_errno(lk);
-	fsx_point("pidlock/clear/after-dead-unlink");
+	fsx_point(PT(CLEAR_AFTER_DEAD_UNLINK));
 }
 
 /* The record line: JSON + "\n", malloc'd; NULL (errno ENOMEM) on failure. */
@@ -287,12 +308,12 @@ static int pl_write_record(struct lock *lk, int fd)
 	if (!line || fsx_write_all(fd, line, len) != 0)
 		goto out_close_fd;
 	free(line);
-	fsx_point("pidlock/acquire/after-record-write");
+	fsx_point(PT(ACQUIRE_AFTER_RECORD_WRITE));
 
 	/* [PA3 close] in the origin's finally: errors ignored */
 	if (fsx_close(fd) != 0)
 		ls_note_errno(lk);
-	fsx_point("pidlock/acquire/after-close");
+	fsx_point(PT(ACQUIRE_AFTER_CLOSE));
 	return 0;
 
 out_close_fd:
@@ -355,7 +376,7 @@ static int pl_acquire(struct lock *lk)
 			return -1;
 		}
 	}
-	fsx_point("pidlock/acquire/after-dir-mkdir");
+	fsx_point(PT(ACQUIRE_AFTER_DIR_MKDIR));
 
 	deadline = ls_sat_add(fsx_now_ms(), lk->param[PL_WAIT]);
 	pl_fresh_token(lk); /* once per call, reused across retries */
@@ -366,7 +387,7 @@ static int pl_acquire(struct lock *lk)
 		/* [PA1 create] */
 		fd = fsx_open(lk->path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 		if (fd >= 0) {
-			fsx_point("pidlock/acquire/after-create");
+			fsx_point(PT(ACQUIRE_AFTER_CREATE));
 			if (pl_write_record(lk, fd) != 0)
 				return -1; /* PA2 raised; errno set */
 			st->taken = 1;
@@ -379,11 +400,11 @@ static int pl_acquire(struct lock *lk)
 		now = fsx_now_ms();
 		if (now >= deadline)
 			return LS_BUSY; /* SOURCE_LOCKED */
-		fsx_point("pidlock/acquire/after-deadline-check");
+		fsx_point(PT(ACQUIRE_AFTER_DEADLINE_CHECK));
 		retry = lk->param[PL_RETRY] ? lk->param[PL_RETRY] : PL_RETRY_FALLBACK_MS;
 		nap = deadline - now < retry ? deadline - now : retry;
 		fsx_sleep_ms(nap > 1 ? nap : 1);
-		fsx_point("pidlock/acquire/after-sleep");
+		fsx_point(PT(ACQUIRE_AFTER_SLEEP));
 	}
 }
 
@@ -417,12 +438,12 @@ static int pl_release(struct lock *lk)
 	} else {
 		json_decref(held);
 	}
-	fsx_point("pidlock/release/after-read");
+	fsx_point(PT(RELEASE_AFTER_READ));
 
 	/* [RO2 unlink] */
 	if (fsx_unlink(lk->path) != 0)
 		ls_note_errno(lk);
-	fsx_point("pidlock/release/after-unlink");
+	fsx_point(PT(RELEASE_AFTER_UNLINK));
 	return 0;
 }
 

@@ -8,14 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../protocols/external.h" /* enum ext_point: the driver's points PT_* */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define EXT_LINE_MAX 4096
-
-/* The driver's points, in ext_point_names order. */
-enum { PT_ATTEMPT, PT_ACQUIRED, PT_READ, PT_COMMIT_BEGIN, PT_COMMIT, PT_RELEASE_BEGIN, PT_RELEASED, PT__N };
 
 /* One event line, parsed (exposed for the unit tests).  Returns 0 and fills
  * the record's type, a, b, err and ns (type EV_NONE for `next`; log = 1 for a
@@ -30,7 +29,7 @@ struct ext_event {
 	const char *text; /* log: the text (points into the line) */
 };
 int ext_parse_line(const char *line, struct ext_event *ev, char *why, size_t len);
-/* The driver's point (PT_*) after an event of this type; -1: none. */
+/* The driver's point (PT_*, protocols/external.h) after an event of this type; -1: none. */
 int ext_point_of(int type);
 
 #ifdef __cplusplus

@@ -103,27 +103,52 @@ static const struct param ap_params[] = {
 	[AP_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
 };
 
-static const char *const ap_points[] = {
-	"append/append/after-acquire",
-	"append/append/after-exists-primary",
-	"append/append/after-exists-legacy",
-	"append/append/after-legacy-copy",
-	"append/append/after-read-state",
-	"append/append/after-journal-append",
-	"append/append/mid-snapshot-write",
-	"append/append/after-snapshot-write",
-	"append/append/before-release",
-	"append/read/after-readable",
-	"append/read/after-stat",
-	"append/read/after-snapshot-read",
-	"append/read/after-journal-read",
-	"append/persist/after-stat",
-	"append/persist/mid-snapshot-write",
-	"append/persist/after-snapshot-write",
-	"append/get/mid-snapshot-write",
-	"append/get/after-snapshot-write",
-	NULL,
+/* Point names are written once, in ap_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum ap_point {
+	AP_PT_APPEND_AFTER_ACQUIRE,
+	AP_PT_APPEND_AFTER_EXISTS_PRIMARY,
+	AP_PT_APPEND_AFTER_EXISTS_LEGACY,
+	AP_PT_APPEND_AFTER_LEGACY_COPY,
+	AP_PT_APPEND_AFTER_READ_STATE,
+	AP_PT_APPEND_AFTER_JOURNAL_APPEND,
+	AP_PT_APPEND_MID_SNAPSHOT_WRITE,
+	AP_PT_APPEND_AFTER_SNAPSHOT_WRITE,
+	AP_PT_APPEND_BEFORE_RELEASE,
+	AP_PT_READ_AFTER_READABLE,
+	AP_PT_READ_AFTER_STAT,
+	AP_PT_READ_AFTER_SNAPSHOT_READ,
+	AP_PT_READ_AFTER_JOURNAL_READ,
+	AP_PT_PERSIST_AFTER_STAT,
+	AP_PT_PERSIST_MID_SNAPSHOT_WRITE,
+	AP_PT_PERSIST_AFTER_SNAPSHOT_WRITE,
+	AP_PT_GET_MID_SNAPSHOT_WRITE,
+	AP_PT_GET_AFTER_SNAPSHOT_WRITE,
+	AP_NPOINTS
 };
+
+static const char *const ap_points[] = {
+	[AP_PT_APPEND_AFTER_ACQUIRE] = "append/append/after-acquire",
+	[AP_PT_APPEND_AFTER_EXISTS_PRIMARY] = "append/append/after-exists-primary",
+	[AP_PT_APPEND_AFTER_EXISTS_LEGACY] = "append/append/after-exists-legacy",
+	[AP_PT_APPEND_AFTER_LEGACY_COPY] = "append/append/after-legacy-copy",
+	[AP_PT_APPEND_AFTER_READ_STATE] = "append/append/after-read-state",
+	[AP_PT_APPEND_AFTER_JOURNAL_APPEND] = "append/append/after-journal-append",
+	[AP_PT_APPEND_MID_SNAPSHOT_WRITE] = "append/append/mid-snapshot-write",
+	[AP_PT_APPEND_AFTER_SNAPSHOT_WRITE] = "append/append/after-snapshot-write",
+	[AP_PT_APPEND_BEFORE_RELEASE] = "append/append/before-release",
+	[AP_PT_READ_AFTER_READABLE] = "append/read/after-readable",
+	[AP_PT_READ_AFTER_STAT] = "append/read/after-stat",
+	[AP_PT_READ_AFTER_SNAPSHOT_READ] = "append/read/after-snapshot-read",
+	[AP_PT_READ_AFTER_JOURNAL_READ] = "append/read/after-journal-read",
+	[AP_PT_PERSIST_AFTER_STAT] = "append/persist/after-stat",
+	[AP_PT_PERSIST_MID_SNAPSHOT_WRITE] = "append/persist/mid-snapshot-write",
+	[AP_PT_PERSIST_AFTER_SNAPSHOT_WRITE] = "append/persist/after-snapshot-write",
+	[AP_PT_GET_MID_SNAPSHOT_WRITE] = "append/get/mid-snapshot-write",
+	[AP_PT_GET_AFTER_SNAPSHOT_WRITE] = "append/get/after-snapshot-write",
+	[AP_NPOINTS] = NULL,
+};
+#define PT(name) ap_points[AP_PT_##name]
 
 #define AP_SESSION "session"
 
@@ -382,7 +407,7 @@ static int ap_rebuild(const char *path, struct ap_snap *s, int64_t *next, size_t
 static int ap_readable_is_legacy(const struct ap_paths *p)
 {
 	int legacy = !fsx_exists(p->primary) && fsx_exists(p->legacy);
-	fsx_point("append/read/after-readable");
+	fsx_point(PT(READ_AFTER_READABLE));
 	return legacy;
 }
 
@@ -551,7 +576,7 @@ static int ap_read_state(struct worker *w, const struct ap_paths *p, int allow_s
 	have = fsx_stat(legacy ? p->legacy : p->primary, &st) == 0;
 	size = have ? st.size : -1;
 	mt = have ? st.mtime_ns : -1;
-	fsx_point("append/read/after-stat");
+	fsx_point(PT(READ_AFTER_STAT));
 	if (c->valid && c->on_legacy == legacy && c->size == size && c->mtime_ns == mt) {
 		*src = AP_SRC_CACHE;
 		return 0;
@@ -559,7 +584,7 @@ static int ap_read_state(struct worker *w, const struct ap_paths *p, int allow_s
 	/* [RS2 snapshot-read] */
 	if (allow_snapshot && have) {
 		int hit = ap_read_snapshot(p->snapshot, size, &s, &next);
-		fsx_point("append/read/after-snapshot-read");
+		fsx_point(PT(READ_AFTER_SNAPSHOT_READ));
 		if (hit) {
 			*c = (struct ap_cache){ w, 1, s, next, legacy, size, mt };
 			*src = AP_SRC_SNAPSHOT;
@@ -572,7 +597,7 @@ static int ap_read_state(struct worker *w, const struct ap_paths *p, int allow_s
 
 	if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &next, &bytes) != 0)
 		return -1;
-	fsx_point("append/read/after-journal-read");
+	fsx_point(PT(READ_AFTER_JOURNAL_READ));
 	*c = (struct ap_cache){ w, 1, s, next, legacy, size, mt };
 	*src = AP_SRC_REPLAY;
 	return 0;
@@ -589,11 +614,11 @@ static int ap_persist(struct worker *w, const struct ap_paths *p, const struct a
 	legacy = ap_readable_is_legacy(p);
 	/* [PS1 stat] measured now, after our append */
 	have = fsx_stat(legacy ? p->legacy : p->primary, &st) == 0;
-	fsx_point("append/persist/after-stat");
+	fsx_point(PT(PERSIST_AFTER_STAT));
 	/* [PS2 snapshot-write] */
 	if (ap_write_snapshot(w, "appendEvent", p->snapshot, s, 1, have ? st.size : -1, next,
-			      "append/persist/mid-snapshot-write",
-			      "append/persist/after-snapshot-write") != 0)
+			      PT(PERSIST_MID_SNAPSHOT_WRITE),
+			      PT(PERSIST_AFTER_SNAPSHOT_WRITE)) != 0)
 		return -1;
 	*c = (struct ap_cache){ w, 1, *s, next, legacy, have ? st.size : -1, have ? st.mtime_ns : -1 };
 	return 0;
@@ -608,18 +633,18 @@ static int ap_legacy_copy(struct worker *w, const struct ap_paths *p, int drop)
 
 	/* `!existsSync(primary) && existsSync(legacy)`: JL2/JA2 only when JL1/JA1 says no */
 	primary = fsx_exists(p->primary);
-	fsx_point("append/append/after-exists-primary");
+	fsx_point(PT(APPEND_AFTER_EXISTS_PRIMARY));
 	if (primary)
 		return 0;
 	legacy = fsx_exists(p->legacy);
-	fsx_point("append/append/after-exists-legacy");
+	fsx_point(PT(APPEND_AFTER_EXISTS_LEGACY));
 	if (!legacy)
 		return 0;
 	if (ap_copy(p->legacy, p->primary) != 0)
 		return -1;
 	if (drop)
 		ap_cache_for(w)->valid = 0; /* derived.delete(id) */
-	fsx_point("append/append/after-legacy-copy");
+	fsx_point(PT(APPEND_AFTER_LEGACY_COPY));
 	return 0;
 }
 
@@ -643,7 +668,7 @@ static int ap_journal_append(struct worker *w, const struct ap_paths *p, int64_t
 		return -1;
 	}
 	worker_log(w, EV_APPEND, 0, seq, 0, src);
-	fsx_point("append/append/after-journal-append");
+	fsx_point(PT(APPEND_AFTER_JOURNAL_APPEND));
 	return 0;
 }
 
@@ -672,13 +697,13 @@ static int ap_append_legacy(struct worker *w, const struct ap_paths *p)
 
 		if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &n, &bytes) != 0)
 			return -1;
-		fsx_point("append/read/after-journal-read");
+		fsx_point(PT(READ_AFTER_JOURNAL_READ));
 		c->valid = 1;
 		c->snap = s;
 		c->next_seq = n;
 		src = AP_SRC_REPLAY;
 	}
-	fsx_point("append/append/after-read-state");
+	fsx_point(PT(APPEND_AFTER_READ_STATE));
 	seq = c->next_seq;
 	/* [JL5 journal-append] */
 	if (ap_journal_append(w, p, seq, src) != 0)
@@ -689,7 +714,7 @@ static int ap_append_legacy(struct worker *w, const struct ap_paths *p)
 	c->next_seq = seq + 1;
 	/* [JL6 snapshot-write] in place, no meta */
 	return ap_write_snapshot(w, "appendEvent", p->snapshot, &next, 0, 0, 0,
-				 "append/append/mid-snapshot-write", "append/append/after-snapshot-write");
+				 PT(APPEND_MID_SNAPSHOT_WRITE), PT(APPEND_AFTER_SNAPSHOT_WRITE));
 }
 
 /* journal-append appendEvent.  0, or -1 errno. */
@@ -704,7 +729,7 @@ static int ap_append_new(struct worker *w, const struct ap_paths *p)
 		return -1;
 	if (ap_read_state(w, p, 1, &src) != 0)
 		return -1;
-	fsx_point("append/append/after-read-state");
+	fsx_point(PT(APPEND_AFTER_READ_STATE));
 	seq = c->next_seq;
 	/* [JA4 journal-append] no lock of any kind in the origin */
 	if (ap_journal_append(w, p, seq, src) != 0)
@@ -732,14 +757,14 @@ static int ap_get_snapshot(struct worker *w, const struct ap_paths *p)
 
 		if (ap_rebuild(legacy ? p->legacy : p->primary, &s, &n, &bytes) != 0)
 			goto out_err;
-		fsx_point("append/read/after-journal-read");
+		fsx_point(PT(READ_AFTER_JOURNAL_READ));
 		c->valid = 1;
 		c->snap = s;
 		c->next_seq = n;
 		/* [JL7 snapshot-write] every read writes (K-JL-2) */
 		if (ap_write_snapshot(w, "getSnapshot", p->snapshot, &s, 0, 0, 0,
-				      "append/get/mid-snapshot-write",
-				      "append/get/after-snapshot-write") != 0)
+				      PT(GET_MID_SNAPSHOT_WRITE),
+				      PT(GET_AFTER_SNAPSHOT_WRITE)) != 0)
 			goto out_err;
 		/* what landed on disk: a replay of the primary's first `bytes` bytes */
 		if (!legacy)
@@ -806,7 +831,7 @@ static int ap_op(struct worker *w)
 	if (w->wparam[AP_LOCKED]) {
 		if (worker_acquire(w, 0) != 0)
 			return 0;
-		fsx_point("append/append/after-acquire");
+		fsx_point(PT(APPEND_AFTER_ACQUIRE));
 	}
 	if (w->wparam[AP_REV] == AP_REV_APPEND)
 		r = ap_append_new(w, &p);
@@ -815,7 +840,7 @@ static int ap_op(struct worker *w)
 	if (r != 0)
 		worker_log(w, EV_WRITE_ERROR, errno, 0, 0, 0);
 	if (w->wparam[AP_LOCKED]) {
-		fsx_point("append/append/before-release");
+		fsx_point(PT(APPEND_BEFORE_RELEASE));
 		worker_release(w);
 	}
 	return 0;

@@ -144,22 +144,42 @@ static const struct param gn_params[] = {
 	[GN_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
 };
 
-static const char *const gn_points[] = {
-	"generation/write/after-acquire",
-	"generation/write/after-read-version",
-	"generation/write/after-gen-byte-1",
-	"generation/write/after-body",
-	"generation/write/after-gen-byte-2",
-	"generation/write/after-own-gen-lstat",
-	"generation/write/before-release",
-	"generation/read/before-gen-lstat",
-	"generation/read/after-gen-lstat",
-	"generation/read/after-files",
-	"generation/write/after-branch-version",
-	"generation/read/after-kept-lstat",
-	"generation/read/after-kept-read",
-	NULL,
+/* Point names are written once, in gn_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum gn_point {
+	GN_PT_WRITE_AFTER_ACQUIRE,
+	GN_PT_WRITE_AFTER_READ_VERSION,
+	GN_PT_WRITE_AFTER_GEN_BYTE_1,
+	GN_PT_WRITE_AFTER_BODY,
+	GN_PT_WRITE_AFTER_GEN_BYTE_2,
+	GN_PT_WRITE_AFTER_OWN_GEN_LSTAT,
+	GN_PT_WRITE_BEFORE_RELEASE,
+	GN_PT_READ_BEFORE_GEN_LSTAT,
+	GN_PT_READ_AFTER_GEN_LSTAT,
+	GN_PT_READ_AFTER_FILES,
+	GN_PT_WRITE_AFTER_BRANCH_VERSION,
+	GN_PT_READ_AFTER_KEPT_LSTAT,
+	GN_PT_READ_AFTER_KEPT_READ,
+	GN_NPOINTS
 };
+
+static const char *const gn_points[] = {
+	[GN_PT_WRITE_AFTER_ACQUIRE] = "generation/write/after-acquire",
+	[GN_PT_WRITE_AFTER_READ_VERSION] = "generation/write/after-read-version",
+	[GN_PT_WRITE_AFTER_GEN_BYTE_1] = "generation/write/after-gen-byte-1",
+	[GN_PT_WRITE_AFTER_BODY] = "generation/write/after-body",
+	[GN_PT_WRITE_AFTER_GEN_BYTE_2] = "generation/write/after-gen-byte-2",
+	[GN_PT_WRITE_AFTER_OWN_GEN_LSTAT] = "generation/write/after-own-gen-lstat",
+	[GN_PT_WRITE_BEFORE_RELEASE] = "generation/write/before-release",
+	[GN_PT_READ_BEFORE_GEN_LSTAT] = "generation/read/before-gen-lstat",
+	[GN_PT_READ_AFTER_GEN_LSTAT] = "generation/read/after-gen-lstat",
+	[GN_PT_READ_AFTER_FILES] = "generation/read/after-files",
+	[GN_PT_WRITE_AFTER_BRANCH_VERSION] = "generation/write/after-branch-version",
+	[GN_PT_READ_AFTER_KEPT_LSTAT] = "generation/read/after-kept-lstat",
+	[GN_PT_READ_AFTER_KEPT_READ] = "generation/read/after-kept-read",
+	[GN_NPOINTS] = NULL,
+};
+#define PT(name) gn_points[GN_PT_##name]
 
 #define GN_TREE "events.jsonl"
 #define GN_GEN "tree.generation"
@@ -262,7 +282,7 @@ static void gn_keep_own(struct worker *w, const struct gn_paths *p, int have_bef
 
 	k->valid = 0; /* drop kept[...]: this write changed the tree */
 	have = gn_generation(p, &now);
-	fsx_point("generation/write/after-own-gen-lstat");
+	fsx_point(PT(WRITE_AFTER_OWN_GEN_LSTAT));
 	if (have <= 0 || !have_before)
 		return;
 	if (w->wparam[GN_OWN_KEEP] == GN_OWN_CHECKED &&
@@ -288,7 +308,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 	if (locked) {
 		if (worker_acquire(w, 0) != 0)
 			return 0;
-		fsx_point("generation/write/after-acquire");
+		fsx_point(PT(WRITE_AFTER_ACQUIRE));
 	}
 
 	/* GEN_AFTER_OWN_WRITE's `before`, FIRST, as a reader takes G before it
@@ -303,7 +323,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 		goto out_release;
 	}
 	version++;
-	fsx_point("generation/write/after-read-version");
+	fsx_point(PT(WRITE_AFTER_READ_VERSION));
 	worker_log(w, EV_COMMIT_BEGIN, 0, version, 0, 0);
 
 	/* [G1 gen-byte-1] raises before the body */
@@ -312,7 +332,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 			worker_log(w, EV_WRITE_ERROR, errno, version, 0, 0);
 			goto out_release;
 		}
-		fsx_point("generation/write/after-gen-byte-1");
+		fsx_point(PT(WRITE_AFTER_GEN_BYTE_1));
 	}
 
 	/* [GA1-GA4 body] */
@@ -321,7 +341,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 	body = fsx_write_file(p->tree, O_APPEND, line, (size_t)len);
 	err = errno;
 	if (body == 0)
-		fsx_point("generation/write/after-body");
+		fsx_point(PT(WRITE_AFTER_BODY));
 
 	/* [G2 gen-byte-2] in the finally: after a failed body too */
 	if (bracket) {
@@ -330,7 +350,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 				err = errno;
 			body = -1;
 		} else {
-			fsx_point("generation/write/after-gen-byte-2");
+			fsx_point(PT(WRITE_AFTER_GEN_BYTE_2));
 		}
 	}
 	if (body == 0)
@@ -346,7 +366,7 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 
 out_release:
 	if (locked) {
-		fsx_point("generation/write/before-release");
+		fsx_point(PT(WRITE_BEFORE_RELEASE));
 		worker_release(w);
 	}
 	return 0;
@@ -362,13 +382,13 @@ static int gn_read(struct worker *w, const struct gn_paths *p)
 	worker_log(w, EV_READ_BEGIN, 0, 0, 0, 0);
 
 	/* [GR1 gen-lstat] FIRST */
-	fsx_point("generation/read/before-gen-lstat");
+	fsx_point(PT(READ_BEFORE_GEN_LSTAT));
 	have = gn_generation(p, &g);
 	if (have < 0) {
 		worker_log(w, EV_READ, errno, -1, 0, 0);
 		return 0;
 	}
-	fsx_point("generation/read/after-gen-lstat");
+	fsx_point(PT(READ_AFTER_GEN_LSTAT));
 	if (have && gn_kept.valid && gn_same(&g, &gn_kept.g)) {
 		worker_log(w, EV_READ, 0, gn_kept.version, gn_kept.own ? 2 : 1, 0);
 		return 0;
@@ -380,7 +400,7 @@ static int gn_read(struct worker *w, const struct gn_paths *p)
 		worker_log(w, EV_READ, errno, -1, 0, 0);
 		return 0;
 	}
-	fsx_point("generation/read/after-files");
+	fsx_point(PT(READ_AFTER_FILES));
 	/* kept under the generation read FIRST; a null one is never matched */
 	gn_kept.valid = have;
 	if (have)
@@ -500,7 +520,7 @@ static int gn_branch_write(struct worker *w, const struct gn_paths *p)
 	if (locked) {
 		if (worker_acquire(w, 0) != 0)
 			return 0;
-		fsx_point("generation/write/after-acquire");
+		fsx_point(PT(WRITE_AFTER_ACQUIRE));
 	}
 	/* [BV] */
 	version = gn_branch_version(p);
@@ -509,7 +529,7 @@ static int gn_branch_write(struct worker *w, const struct gn_paths *p)
 		goto out_release;
 	}
 	version++;
-	fsx_point("generation/write/after-read-version");
+	fsx_point(PT(WRITE_AFTER_READ_VERSION));
 	worker_log(w, EV_COMMIT_BEGIN, 0, version, 0, 0);
 	/* kept entries of this path are dropped: the writer's own (it reads too) */
 	if (gn_small.owner == w)
@@ -520,19 +540,19 @@ static int gn_branch_write(struct worker *w, const struct gn_paths *p)
 			worker_log(w, EV_WRITE_ERROR, errno, version, 0, 0);
 			goto out_release;
 		}
-		fsx_point("generation/write/after-gen-byte-1");
+		fsx_point(PT(WRITE_AFTER_GEN_BYTE_1));
 	}
 	body = gn_branch_body(w, p, version, remove);
 	err = errno;
 	if (body == 0)
-		fsx_point("generation/write/after-body");
+		fsx_point(PT(WRITE_AFTER_BODY));
 	if (bracket) {
 		if (gn_moved(p) != 0) {
 			if (body == 0)
 				err = errno;
 			body = -1;
 		} else {
-			fsx_point("generation/write/after-gen-byte-2");
+			fsx_point(PT(WRITE_AFTER_GEN_BYTE_2));
 		}
 	}
 	/* [BW] the counter, after the body: a failed body is not counted */
@@ -541,7 +561,7 @@ static int gn_branch_write(struct worker *w, const struct gn_paths *p)
 		body = fsx_write_file(p->branch_version, O_TRUNC, text, (size_t)len);
 		err = errno;
 		if (body == 0)
-			fsx_point("generation/write/after-branch-version");
+			fsx_point(PT(WRITE_AFTER_BRANCH_VERSION));
 	}
 	if (body == 0)
 		worker_log(w, EV_COMMIT, 0, version, remove, 0);
@@ -550,7 +570,7 @@ static int gn_branch_write(struct worker *w, const struct gn_paths *p)
 
 out_release:
 	if (locked) {
-		fsx_point("generation/write/before-release");
+		fsx_point(PT(WRITE_BEFORE_RELEASE));
 		worker_release(w);
 	}
 	return 0;
@@ -576,7 +596,7 @@ static int gn_branch_read(struct worker *w, const struct gn_paths *p)
 		worker_log(w, EV_READ, errno, -1, 0, 0);
 		return 0;
 	}
-	fsx_point("generation/read/after-kept-lstat");
+	fsx_point(PT(READ_AFTER_KEPT_LSTAT));
 	if (!S_ISREG(key.mode)) { /* a symlink: a plain read, not kept */
 		worker_log(w, EV_READ, EBADMSG, -1, 0, 0);
 		return 0;
@@ -592,7 +612,7 @@ static int gn_branch_read(struct worker *w, const struct gn_paths *p)
 		worker_log(w, EV_READ, errno, -1, 0, 0);
 		return 0;
 	}
-	fsx_point("generation/read/after-kept-read");
+	fsx_point(PT(READ_AFTER_KEPT_READ));
 	v = gn_parse_v(buf, len);
 	free(buf);
 	/* kept_key=after: keyed by what the file is after the read (wrong) */

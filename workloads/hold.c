@@ -22,11 +22,20 @@ static const struct param hold_params[] = {
 	{ NULL, 0, PU_COUNT, NULL, NULL },
 };
 
-static const char *const hold_points[] = {
-	"hold/hold/after-acquire",
-	"hold/hold/before-release",
-	NULL,
+/* Point names are written once, in hold_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum hold_point {
+	HOLD_PT_HOLD_AFTER_ACQUIRE,
+	HOLD_PT_HOLD_BEFORE_RELEASE,
+	HOLD_NPOINTS
 };
+
+static const char *const hold_points[] = {
+	[HOLD_PT_HOLD_AFTER_ACQUIRE] = "hold/hold/after-acquire",
+	[HOLD_PT_HOLD_BEFORE_RELEASE] = "hold/hold/before-release",
+	[HOLD_NPOINTS] = NULL,
+};
+#define PT(name) hold_points[HOLD_PT_##name]
 
 /* The lock lives beside the (never written) state file: make its folder. */
 static int hold_setup(const int64_t *wparam, const char *state_file)
@@ -41,7 +50,7 @@ static int hold_op(struct worker *w)
 {
 	if (worker_acquire(w, 0) != 0)
 		return 0;
-	fsx_point("hold/hold/after-acquire");
+	fsx_point(PT(HOLD_AFTER_ACQUIRE));
 	int64_t ms = w->wparam[HOLD_MS];
 	if (ms > 0 && w->wparam[HOLD_JITTER] > 0)
 		ms += (int64_t)prng_below(&w->rng, (uint64_t)(ms * w->wparam[HOLD_JITTER] / 100 + 1));
@@ -50,7 +59,7 @@ static int hold_op(struct worker *w)
 		atomic_store(&w->arena->w[w->id].excuse_ns, fsx_mono_ns() + ms * 1000000LL);
 		fsx_sleep_ms(ms);
 	}
-	fsx_point("hold/hold/before-release");
+	fsx_point(PT(HOLD_BEFORE_RELEASE));
 	worker_release(w);
 	return 0;
 }

@@ -45,15 +45,28 @@ static const struct param update_params[] = {
 	{ NULL, 0, PU_COUNT, NULL, NULL },
 };
 
-static const char *const update_points[] = {
-	"update/folder/after-folder-mkdir",
-	"update/write/after-read",
-	"update/write/after-tmp-write",
-	"update/write/after-held-check",
-	"update/write/before-rename",
-	"update/write/after-rename",
-	NULL,
+/* Point names are written once, in update_points[] (order = `lockstorm list points`);
+ * a step fires PT(NAME), the table's own entry: the seam keys by address. */
+enum update_point {
+	UP_PT_FOLDER_AFTER_FOLDER_MKDIR,
+	UP_PT_WRITE_AFTER_READ,
+	UP_PT_WRITE_AFTER_TMP_WRITE,
+	UP_PT_WRITE_AFTER_HELD_CHECK,
+	UP_PT_WRITE_BEFORE_RENAME,
+	UP_PT_WRITE_AFTER_RENAME,
+	UP_NPOINTS
 };
+
+static const char *const update_points[] = {
+	[UP_PT_FOLDER_AFTER_FOLDER_MKDIR] = "update/folder/after-folder-mkdir",
+	[UP_PT_WRITE_AFTER_READ] = "update/write/after-read",
+	[UP_PT_WRITE_AFTER_TMP_WRITE] = "update/write/after-tmp-write",
+	[UP_PT_WRITE_AFTER_HELD_CHECK] = "update/write/after-held-check",
+	[UP_PT_WRITE_BEFORE_RENAME] = "update/write/before-rename",
+	[UP_PT_WRITE_AFTER_RENAME] = "update/write/after-rename",
+	[UP_NPOINTS] = NULL,
+};
+#define PT(name) update_points[UP_PT_##name]
 
 static int update_setup(const int64_t *wparam, const char *state_file)
 {
@@ -111,7 +124,7 @@ static int state_write(struct worker *w, const struct update_state *st, int64_t 
 	int rc = -1;
 	if (w->wparam[UP_WRITE] == 1) {
 		worker_log(w, EV_COMMIT_BEGIN, 0, st->revision, own, 0);
-		fsx_point("update/write/before-rename");
+		fsx_point(PT(WRITE_BEFORE_RENAME));
 		if (fsx_write_file(w->state_file, O_TRUNC, text, len) == 0)
 			rc = 0;
 		goto out_free;
@@ -120,10 +133,10 @@ static int state_write(struct worker *w, const struct update_state *st, int64_t 
 	snprintf(tmp, sizeof tmp, "%s.%d.tmp", w->state_file, (int)fsx_getpid());
 	if (fsx_write_file(tmp, O_TRUNC, text, len) != 0)
 		goto out_free;
-	fsx_point("update/write/after-tmp-write");
+	fsx_point(PT(WRITE_AFTER_TMP_WRITE));
 	if (w->lock.ops->flags & LOCK_HAS_HELD) {
 		int held = w->lock.ops->held(&w->lock);
-		fsx_point("update/write/after-held-check");
+		fsx_point(PT(WRITE_AFTER_HELD_CHECK));
 		if (!held) {
 			fsx_unlink(tmp); /* errors ignored: "stale-temp pruning removes it later" */
 			rc = 1;
@@ -131,7 +144,7 @@ static int state_write(struct worker *w, const struct update_state *st, int64_t 
 		}
 	}
 	worker_log(w, EV_COMMIT_BEGIN, 0, st->revision, own, 0);
-	fsx_point("update/write/before-rename");
+	fsx_point(PT(WRITE_BEFORE_RENAME));
 	if (fsx_rename(tmp, w->state_file) == 0)
 		rc = 0;
 out_free: {
@@ -156,7 +169,7 @@ static int update_op(struct worker *w)
 				worker_log(w, EV_ACQUIRE_ERROR, errno, attempt, 0, 0);
 				return 0;
 			}
-			fsx_point("update/folder/after-folder-mkdir");
+			fsx_point(PT(FOLDER_AFTER_FOLDER_MKDIR));
 			r = worker_acquire(w, attempt);
 			if (r == -1 && errno == ENOENT && new_rev && tries < w->wparam[UP_FOLDER_RETRIES])
 				continue;
@@ -176,7 +189,7 @@ static int update_op(struct worker *w)
 		int64_t read_rev = st.revision;
 		int64_t own = w->id < st.nworkers ? st.counts[w->id] : 0;
 		worker_log(w, EV_READ, 0, read_rev, own, 0);
-		fsx_point("update/write/after-read");
+		fsx_point(PT(WRITE_AFTER_READ));
 
 		st.revision = (read_rev < 0 ? 0 : read_rev) + 1;
 		st.counts[w->id] = own + 1;
@@ -185,7 +198,7 @@ static int update_op(struct worker *w)
 		free(st.counts);
 		if (wr == 0) {
 			worker_log(w, EV_COMMIT, 0, read_rev < 0 ? 1 : read_rev + 1, own + 1, 0);
-			fsx_point("update/write/after-rename");
+			fsx_point(PT(WRITE_AFTER_RENAME));
 		} else if (wr == 1) {
 			worker_log(w, EV_LOST, 0, attempt, 0, 0);
 		} else {
