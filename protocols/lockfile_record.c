@@ -1,7 +1,7 @@
 /*
  * lockfile_record.c - lockfile-recorded's holder record: its format (the
  * JSON a take writes), reading and parsing it, the token (see
- * lockfile_recorded.h and PROTOCOLS.md §5).
+ * lockfile_shared.h and PROTOCOLS.md §5).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -12,7 +12,7 @@
 
 #include "../faults/fsx.h"
 #include "lock.h"
-#include "lockfile_recorded.h"
+#include "lockfile_shared.h"
 #include "proto.h"
 
 /* randomUUID(): a v4 uuid from the worker's stream. */

@@ -1,14 +1,17 @@
 /*
- * lockfile_recorded.h - what lockfile-recorded's files share (protocols/
- * lockfile_{recorded,record,sweep}.c only; its one ops table,
- * lockfile_recorded_ops, is in lock.h's registry).
+ * lockfile_shared.h - what lockfile-recorded's files share (protocols/
+ * lockfile_{recorded,carried,take,sweep,record}.c only; its one ops table,
+ * lockfile_recorded_ops, is in lock.h's registry).  Each file calls only
+ * those listed below it:
  *
- *     lockfile_recorded.c  the protocol: take, staleness, reclaim, hooks, ops table
+ *     lockfile_recorded.c  the protocol: staleness, reclaim, the wait loop, hooks, ops table
+ *     lockfile_carried.c   removeCarriedLocks at init (§5.6)
+ *     lockfile_take.c      the point table; TAKE / CT1-CT7 and RELEASE_RECORDED of one recorded file
+ *     lockfile_sweep.c     SWEEP of old take files (CR4)
  *     lockfile_record.c    the holder record: format, read, parse, token
- *     lockfile_sweep.c     the leftovers: SWEEP of take files, removeCarriedLocks
  */
-#ifndef LS_LOCKFILE_RECORDED_H
-#define LS_LOCKFILE_RECORDED_H
+#ifndef LS_LOCKFILE_SHARED_H
+#define LS_LOCKFILE_SHARED_H
 
 #include <assert.h>
 #include <stddef.h>
@@ -29,6 +32,7 @@ enum {
 	LR_CARRIED,  /* removeCarriedLocks at init */
 	LR_NPARAMS
 };
+enum lr_take_form { LR_TAKE_LINK = 0, LR_TAKE_TWOCALL = 1 };
 
 /* Point names are written once, in lr_points[] (order = `lockstorm list points`);
  * a step fires PT(NAME), the table's own entry: the seam keys by address. */
@@ -153,6 +157,7 @@ static inline struct lr_state *lr_state(struct lock *lk)
 	return (struct lr_state *)lk->state.bytes;
 }
 
+extern const struct lr_take_points lr_lock_take;     /* the lock's take (lockfile_take.c) */
 extern const struct lr_take_points lr_recovery_take;
 
 /* lockfile_record.c: the holder record */
@@ -166,12 +171,14 @@ char *lr_record(struct lock *lk, const char *token, const char *operation, const
 		const char *waiting_path, const char *waiting_since, size_t *len);
 int lr_has_needle(const char *text, size_t len, const char *token);
 
-/* lockfile_sweep.c: the leftovers */
+/* lockfile_sweep.c: SWEEP of take files */
 int lr_split(const char *path, char *dir, char *base);
 void lr_sweep_once(struct lock *lk, const char *path, unsigned bit);
+
+/* lockfile_carried.c: removeCarriedLocks */
 void lr_remove_carried(struct lock *lk, const char *dir, int64_t before_ms);
 
-/* lockfile_recorded.c: the take, for the carried-lock sweep */
+/* lockfile_take.c: the take and release of one recorded file */
 enum lr_outcome lr_create_recorded(struct lock *lk, const char *path, const char *text,
 				   size_t len, const char *token,
 				   const struct lr_take_points *pt, unsigned sweep_bit,
