@@ -75,7 +75,8 @@ static const struct param liblockfile_params[] = {
 };
 
 static const struct param exec_params[] = {
-	{ "stale_ms", 10000, PU_MS, NULL, "the command's stale age: a holder older than this may be reclaimed" },
+	{ "stale_ms", 10000, PU_MS_NEVER, NULL,
+	  "the command's stale age: a holder older than this may be reclaimed; never: it never reclaims" },
 	{ "wait_ms", 10000, PU_MS, NULL, "how long one acquire of the command may wait" },
 	{ NULL, 0, PU_COUNT, NULL, NULL },
 };
@@ -150,7 +151,8 @@ EXT_OPS(ext_liblockfile_ops, "ext:liblockfile", "liblockfile (Debian): lockfile_
 	"external: link(2)-made lock file with the holder's pid; removed when the holder is dead or it is old",
 	liblockfile_params);
 EXT_OPS(ext_exec_ops, "exec", "--exec CMD: any program that speaks the worker protocol",
-	"external: the command given with --exec, run through /bin/sh -c", exec_params);
+	"external: the command given with --exec (exec'd itself when it is plain words, else by /bin/sh -c)",
+	exec_params);
 
 const struct ext_adapter ext_adapters[] = {
 	{ "flock1", "flock1/run", &ext_flock1_ops, 0 },
