@@ -251,11 +251,12 @@ static int cmd_list(int argc, char **argv)
 			printf("\n");
 		}
 		/* external adapters: run by their own process (docs/external-workers.md) */
-		for (const struct ext_adapter *a = ext_adapters; a->name; a++) {
+		const struct ext_adapter *a;
+		for (unsigned k = 0; (a = ext_adapter_at(k)); k++) {
 			if (only && a->ops != only)
 				continue;
 			printf("%s\n  origin   %s\n  summary  %s\n", a->ops->name, a->ops->origin, a->ops->summary);
-			printf("  adapter  %s%s\n", a->run ? "adapters/" : "", a->run ? a->run : "--exec CMD");
+			printf("  adapter  %s%s\n", a->run && a->run[0] != '/' ? "adapters/" : "", a->run ? a->run : "--exec CMD");
 			printf("  params\n");
 			list_params(a->ops->params);
 			printf("\n");
@@ -330,6 +331,7 @@ static int cmd_version(int argc, char **argv)
 }
 
 static int cmd_help(int argc, char **argv);
+int adapter_main(int argc, char **argv); /* cli/adapter.c */
 
 static const struct command {
 	const char *name;
@@ -339,7 +341,7 @@ static const struct command {
 	{ "list", cmd_list },       { "explore", explore_main },  { "replay", replay_main },
 	{ "exec", exec_main },      { "report", report_main },    { "merge", merge_main },
 	{ "compare", compare_main }, { "scenario", scenario_main }, { "help", cmd_help },
-	{ "version", cmd_version }, { NULL, NULL },
+	{ "version", cmd_version }, { "adapter", adapter_main }, { NULL, NULL },
 };
 
 static const struct command *find_command(const char *name)

@@ -57,19 +57,21 @@
 
 /* ---- set-up ---- */
 
-/* Where the shipped adapters live: $LOCKSTORM_ADAPTERS, else beside the
- * binary (<exe>/../adapters: the source tree's build/, or an install's
- * share), else the source tree this binary was built from. */
+/* Where the shipped adapters live: each directory on $LOCKSTORM_ADAPTERS (a
+ * ':' list), then beside the binary (<exe>/../adapters: the source tree's
+ * build/, or an install's share), then the source tree this binary was
+ * built from. */
 static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, char *why, size_t wlen)
 {
 	char self[PATH_MAX], tried[1024] = "";
 	const char *env = getenv("LOCKSTORM_ADAPTERS");
-	const char *dirs[4];
-	char d1[PATH_MAX + 32], d2[PATH_MAX + 32], d3[PATH_MAX + 32];
+	const char *dirs[12];
+	char d1[PATH_MAX + 32], d2[PATH_MAX + 32], d3[PATH_MAX + 32], list[4096];
 	int nd = 0;
-	if (env && *env) {
-		dirs[nd++] = env;
-	} else {
+	snprintf(list, sizeof list, "%s", env ? env : "");
+	for (char *save = NULL, *d = strtok_r(list, ":", &save); d && nd < 8; d = strtok_r(NULL, ":", &save))
+		dirs[nd++] = d;
+	{
 		if (fsutil_exe_dir(self, sizeof self) == 0) {
 			const char *dir = self;
 			snprintf(d1, sizeof d1, "%s/../adapters", dir);
@@ -114,7 +116,18 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 		if (!a)
 			continue;
 		any = 1;
-		if (!a->run) {
+		if (a->workloads && !(a->workloads & (cfg->workload == &hold_workload ? 2u : 1u))) {
+			runcfg_fail(why, len, "ext:%s: its manifest does not list the '%s' workload", a->name,
+				    cfg->workload->name);
+			return 2;
+		}
+		if (a->run && a->run[0] == '/') { /* a user's adapter: its manifest's directory */
+			if (access(a->run, X_OK) != 0) {
+				runcfg_fail(why, len, "ext:%s: adapter %s is not executable", a->name, a->run);
+				return 2;
+			}
+			cmd[i] = a->run;
+		} else if (!a->run) {
 			if (!cfg->exec_cmd[0]) {
 				runcfg_fail(why, len, "-p exec needs --exec 'CMD'");
 				return 2;
