@@ -23,6 +23,7 @@
 #include "../core/fsutil.h"
 
 int adapter_main(int argc, char **argv);
+int adapter_take_option(int *argc, char **argv);
 
 static const char adapter_usage[] =
 	"usage: lockstorm adapter new NAME --lang node|python|c [--dir DIR]\n"
@@ -362,4 +363,49 @@ int adapter_main(int argc, char **argv)
 	}
 	fprintf(stderr, "lockstorm: adapter: usage: lockstorm adapter new NAME --lang node|python|c [--dir DIR]\n");
 	return 2;
+}
+
+/* `--adapters DIR` (or --adapters=DIR), for every command: taken out of argv
+ * (up to a `--`) and put in front of $LOCKSTORM_ADAPTERS, so the runs a
+ * command starts (compare's, scenario's) search it too.  0, or 2 with the
+ * one-line reason printed. */
+int adapter_take_option(int *argc, char **argv)
+{
+	int out = 1;
+	for (int i = 1; i < *argc; i++) {
+		const char *dir = NULL;
+		if (!strcmp(argv[i], "--")) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--adapters")) {
+			if (i + 1 >= *argc || !argv[i + 1][0]) {
+				fprintf(stderr, "lockstorm: --adapters needs a directory\n");
+				return 2;
+			}
+			dir = argv[++i];
+		} else if (!strncmp(argv[i], "--adapters=", 11)) {
+			dir = argv[i] + 11;
+			if (!*dir) {
+				fprintf(stderr, "lockstorm: --adapters needs a directory\n");
+				return 2;
+			}
+		} else {
+			argv[out++] = argv[i];
+			continue;
+		}
+		const char *old = getenv("LOCKSTORM_ADAPTERS");
+		char *list = malloc(strlen(dir) + (old ? strlen(old) : 0) + 2);
+		if (!list) {
+			fprintf(stderr, "lockstorm: out of memory\n");
+			return 2;
+		}
+		sprintf(list, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+		setenv("LOCKSTORM_ADAPTERS", list, 1);
+		free(list);
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return 0;
 }

@@ -332,6 +332,7 @@ static int cmd_version(int argc, char **argv)
 
 static int cmd_help(int argc, char **argv);
 int adapter_main(int argc, char **argv); /* cli/adapter.c */
+int adapter_take_option(int *argc, char **argv); /* cli/adapter.c: --adapters DIR */
 
 static const struct command {
 	const char *name;
@@ -374,6 +375,8 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	journal_point_name = point_name;
+	if (adapter_take_option(&argc, argv) != 0)
+		return 2;
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

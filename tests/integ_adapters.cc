@@ -138,6 +138,9 @@ TEST(UserAdapter, NewSkeletonRunsAtOnce)
 	EXPECT_EQ(c.status, 0) << c.out << c.err;
 	CmdResult bad = run_cmd(env + BIN + " run -p ext:my-py -n 1 --ops 1 -q --param nosuch=1");
 	EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+	CmdResult opt = run_cmd(BIN + " run -p ext:my-py -n 2 --ops 10 -q --adapters " + d.path);
+	EXPECT_EQ(opt.status, 0) << opt.out << opt.err; /* --adapters DIR: the same as the variable */
+	EXPECT_EQ(run_cmd(BIN + " run -p ext:my-py -n 2 --ops 10 -q --adapters").status, 2);
 	CmdResult unknown = run_cmd(env + BIN + " run -p ext:my-nothing -n 1 --ops 1 -q");
 	EXPECT_EQ(unknown.status, 2);
 	EXPECT_NE(unknown.err.find("ext:my-py"), std::string::npos) << unknown.err;
