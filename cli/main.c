@@ -47,6 +47,8 @@ static const char usage[] =
 	"  scenario list | show NAME | run NAME.. | run --all [-o OUTDIR] [-q] |\n"
 	"           new NAME --from-run OUTDIR [-o FILE]: incidents and known bad interleavings\n"
 	"           (scenarios/*.scenario), each revision against its expected verdict\n"
+	"  adapter  new NAME --lang node|python|c [--dir DIR]: the skeleton of your own adapter\n"
+	"           (-p ext:NAME with DIR on LOCKSTORM_ADAPTERS or --adapters DIR, any command)\n"
 	"\n"
 	"  help     [COMMAND]: this page, or a command's own (as COMMAND --help)\n"
 	"  version  the version (also --version)\n"
