@@ -123,7 +123,8 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 		}
 		if (a->run && a->run[0] == '/') { /* a user's adapter: its manifest's directory */
 			if (access(a->run, X_OK) != 0) {
-				runcfg_fail(why, len, "ext:%s: adapter %s is not executable", a->name, a->run);
+				runcfg_fail(why, len, "ext:%s: adapter %s %s (its manifest's \"run\")", a->name, a->run,
+					    access(a->run, F_OK) != 0 ? "not found" : "is not executable");
 				return 2;
 			}
 			cmd[i] = a->run;
