@@ -183,7 +183,17 @@ out:
 	return rc;
 }
 
-/* Call fn(dir) for each directory on $LOCKSTORM_ADAPTERS until it returns nonzero. */
+/* A shipped adapter's name: its table in external.c wins over its manifest. */
+static int ext_builtin(const char *name)
+{
+	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
+		if (!strcmp(a->name, name))
+			return 1;
+	return 0;
+}
+
+/* Load NAME from the first directory on $LOCKSTORM_ADAPTERS that has it, or
+ * (NAME NULL) every adapter of every directory.  The loaded one, or NULL. */
 static const struct ext_adapter *ext_each_dir(const char *name)
 {
 	const char *env = getenv("LOCKSTORM_ADAPTERS");
@@ -202,7 +212,7 @@ static const struct ext_adapter *ext_each_dir(const char *name)
 			continue;
 		struct dirent *e;
 		while ((e = readdir(dp)))
-			if (ext_name_ok(e->d_name) && !ext_user_find(e->d_name))
+			if (ext_name_ok(e->d_name) && !ext_builtin(e->d_name) && !ext_user_find(e->d_name))
 				ext_manifest_load(d, e->d_name);
 		closedir(dp);
 	}
