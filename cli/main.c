@@ -47,6 +47,8 @@ static const char usage[] =
 	"  scenario list | show NAME | run NAME.. | run --all [-o OUTDIR] [-q] |\n"
 	"           new NAME --from-run OUTDIR [-o FILE]: incidents and known bad interleavings\n"
 	"           (scenarios/*.scenario), each revision against its expected verdict\n"
+	"  adapter  new NAME --lang node|python|c [--dir DIR]: the skeleton of your own adapter\n"
+	"           (-p ext:NAME with DIR on LOCKSTORM_ADAPTERS or --adapters DIR, any command)\n"
 	"\n"
 	"  help     [COMMAND]: this page, or a command's own (as COMMAND --help)\n"
 	"  version  the version (also --version)\n"
@@ -251,11 +253,12 @@ static int cmd_list(int argc, char **argv)
 			printf("\n");
 		}
 		/* external adapters: run by their own process (docs/external-workers.md) */
-		for (const struct ext_adapter *a = ext_adapters; a->name; a++) {
+		const struct ext_adapter *a;
+		for (unsigned k = 0; (a = ext_adapter_at(k)); k++) {
 			if (only && a->ops != only)
 				continue;
 			printf("%s\n  origin   %s\n  summary  %s\n", a->ops->name, a->ops->origin, a->ops->summary);
-			printf("  adapter  %s%s\n", a->run ? "adapters/" : "", a->run ? a->run : "--exec CMD");
+			printf("  adapter  %s%s\n", a->run && a->run[0] != '/' ? "adapters/" : "", a->run ? a->run : "--exec CMD");
 			printf("  params\n");
 			list_params(a->ops->params);
 			printf("\n");
@@ -330,6 +333,8 @@ static int cmd_version(int argc, char **argv)
 }
 
 static int cmd_help(int argc, char **argv);
+int adapter_main(int argc, char **argv); /* cli/adapter.c */
+int adapter_take_option(int *argc, char **argv); /* cli/adapter.c: --adapters DIR */
 
 static const struct command {
 	const char *name;
@@ -339,7 +344,7 @@ static const struct command {
 	{ "list", cmd_list },       { "explore", explore_main },  { "replay", replay_main },
 	{ "exec", exec_main },      { "report", report_main },    { "merge", merge_main },
 	{ "compare", compare_main }, { "scenario", scenario_main }, { "help", cmd_help },
-	{ "version", cmd_version }, { NULL, NULL },
+	{ "version", cmd_version }, { "adapter", adapter_main }, { NULL, NULL },
 };
 
 static const struct command *find_command(const char *name)
@@ -372,6 +377,8 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	journal_point_name = point_name;
+	if (adapter_take_option(&argc, argv) != 0)
+		return 2;
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

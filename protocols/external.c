@@ -75,7 +75,8 @@ static const struct param liblockfile_params[] = {
 };
 
 static const struct param exec_params[] = {
-	{ "stale_ms", 10000, PU_MS, NULL, "the command's stale age: a holder older than this may be reclaimed" },
+	{ "stale_ms", 10000, PU_MS_NEVER, NULL,
+	  "the command's stale age: a holder older than this may be reclaimed; never: it never reclaims" },
 	{ "wait_ms", 10000, PU_MS, NULL, "how long one acquire of the command may wait" },
 	{ NULL, 0, PU_COUNT, NULL, NULL },
 };
@@ -150,24 +151,52 @@ EXT_OPS(ext_liblockfile_ops, "ext:liblockfile", "liblockfile (Debian): lockfile_
 	"external: link(2)-made lock file with the holder's pid; removed when the holder is dead or it is old",
 	liblockfile_params);
 EXT_OPS(ext_exec_ops, "exec", "--exec CMD: any program that speaks the worker protocol",
-	"external: the command given with --exec, run through /bin/sh -c", exec_params);
+	"external: the command given with --exec (exec'd itself when it is plain words, else by /bin/sh -c)",
+	exec_params);
 
 const struct ext_adapter ext_adapters[] = {
-	{ "flock1", "flock1/run", &ext_flock1_ops, 0 },
-	{ "proper-lockfile", "proper-lockfile/run", &ext_proper_lockfile_ops, 1 },
-	{ "npm-lockfile", "npm-lockfile/run", &ext_npm_lockfile_ops, 1 },
-	{ "py-filelock", "py-filelock/run", &ext_py_filelock_ops, 0 },
-	{ "liblockfile", "liblockfile/run", &ext_liblockfile_ops, 1 },
-	{ "exec", NULL, &ext_exec_ops, 1 },
-	{ NULL, NULL, NULL, 0 },
+	{ "flock1", "flock1/run", &ext_flock1_ops, 0, 0 },
+	{ "proper-lockfile", "proper-lockfile/run", &ext_proper_lockfile_ops, 1, 0 },
+	{ "npm-lockfile", "npm-lockfile/run", &ext_npm_lockfile_ops, 1, 0 },
+	{ "py-filelock", "py-filelock/run", &ext_py_filelock_ops, 0, 0 },
+	{ "liblockfile", "liblockfile/run", &ext_liblockfile_ops, 1, 0 },
+	{ "exec", NULL, &ext_exec_ops, 1, 0 },
+	{ NULL, NULL, NULL, 0, 0 },
 };
+
+void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin, const char *summary,
+		      const struct param *params)
+{
+	const struct lock_ops tmpl = { .name = name, .origin = origin, .summary = summary, .claims = "",
+				       .params = params, .points = ext_points, .flags = LOCK_EXTERNAL,
+				       .init = ext_init, .acquire = ext_unsupported, .held = ext_held,
+				       .release = ext_unsupported, .stale_ms = ext_stale_ms,
+				       .wait_budget_ms = ext_wait_budget_ms };
+	*ops = tmpl;
+}
 
 const struct ext_adapter *ext_of(const struct lock_ops *ops)
 {
 	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
 		if (a->ops == ops)
 			return a;
+	const struct ext_adapter *u;
+	for (unsigned i = 0; (u = ext_user_at(i)); i++)
+		if (u->ops == ops)
+			return u;
 	return NULL;
+}
+
+const struct ext_adapter *ext_adapter_at(unsigned i)
+{
+	unsigned nb = 0;
+	while (ext_adapters[nb].name)
+		nb++;
+	if (i < nb)
+		return &ext_adapters[i];
+	if (i == nb)
+		ext_user_scan();
+	return ext_user_at(i - nb);
 }
 
 const struct lock_ops *ext_find(const char *name)
@@ -179,7 +208,8 @@ const struct lock_ops *ext_find(const char *name)
 	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
 		if (a->run && !strcmp(a->name, name + 4))
 			return a->ops;
-	return NULL;
+	const struct ext_adapter *u = ext_user_load(name + 4);
+	return u ? u->ops : NULL;
 }
 
 void ext_names(char *buf, size_t len)
@@ -188,7 +218,8 @@ void ext_names(char *buf, size_t len)
 	if (!len)
 		return;
 	buf[0] = '\0';
-	for (const struct ext_adapter *a = ext_adapters; a->name; a++) {
+	const struct ext_adapter *a;
+	for (unsigned i = 0; (a = ext_adapter_at(i)); i++) {
 		if (!a->run)
 			continue;
 		int n = snprintf(buf + used, len - used, "%sext:%s", used ? ", " : "", a->name);
@@ -196,4 +227,6 @@ void ext_names(char *buf, size_t len)
 			return;
 		used += (size_t)n;
 	}
+	if (ext_manifest_error()[0])
+		snprintf(buf + used, len - used, " (skipped %s)", ext_manifest_error());
 }

@@ -23,6 +23,7 @@ struct ext_adapter {
 	const char *run;            /* relative to the adapters dir; NULL for --exec */
 	const struct lock_ops *ops;
 	int stale;                  /* 1: stale_ms is the implementation's stale age; 0: nominal only */
+	unsigned workloads;         /* 1 update, 2 hold; 0: both (the built-in table) */
 };
 
 extern const struct ext_adapter ext_adapters[]; /* terminated by a {NULL} entry */
@@ -36,8 +37,20 @@ extern const char *const *const ext_point_names;
 const struct ext_adapter *ext_of(const struct lock_ops *ops);
 /* "ext:flock1" or "exec"; NULL if unknown. */
 const struct lock_ops *ext_find(const char *name);
-/* "ext:flock1, ext:proper-lockfile, ..." */
+/* "ext:flock1, ext:proper-lockfile, ..." (and every user adapter on $LOCKSTORM_ADAPTERS) */
 void ext_names(char *buf, size_t len);
+/* Every adapter, built-in then the user's (scanned from $LOCKSTORM_ADAPTERS): i = 0, 1, .. until NULL. */
+const struct ext_adapter *ext_adapter_at(unsigned i);
+
+/* extmanifest.c: a user's adapter (NAME/adapter.json on $LOCKSTORM_ADAPTERS). */
+const struct ext_adapter *ext_user_find(const char *name); /* loaded already, or NULL */
+const struct ext_adapter *ext_user_load(const char *name); /* found and loaded, or NULL */
+void ext_user_scan(void);                                  /* load every one */
+const struct ext_adapter *ext_user_at(unsigned i);
+const char *ext_manifest_error(void);                      /* why the last manifest was refused, or "" */
+/* Fill ops as external.c fills its own tables. */
+void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin, const char *summary,
+		      const struct param *params);
 
 #ifdef __cplusplus
 }

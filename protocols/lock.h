@@ -38,6 +38,7 @@ enum param_unit {
 	PU_COUNT,  /* a plain number */
 	PU_MS,     /* a time constant in ms: multiplied by --time-scale */
 	PU_CHOICE, /* an index into choices[] (given by name on the command line) */
+	PU_MS_NEVER, /* PU_MS, or "never" (LS_NEVER): a stale age that may not exist */
 };
 
 struct param {

@@ -12,6 +12,7 @@
  *   PU_MS      a non-negative duration of core/num.h: "250ms", "10s", "1.5s",
  *              "2m"; a bare number ("250") is ms, since the name says so
  *              (every PU_MS name ends in _ms); rounded to whole ms, <= 30 days
+ *   PU_MS_NEVER  a PU_MS, or "never" (LS_NEVER)
  *   PU_CHOICE  a choice name ("try") or its index ("1")
  *
  * Errors: param_parse and param_resolve return -1 and write a one-line
@@ -98,6 +99,12 @@ int param_parse(const struct param *p, const char *value, int64_t *out, char *wh
 		return -1;
 	}
 
+	case PU_MS_NEVER:
+		if (strcmp(value, "never") == 0) {
+			v = LS_NEVER;
+			break;
+		}
+		/* fall through */
 	case PU_MS: {
 		char msg[160];
 		if (num_ms(value, params_name_says_ms(p->name) ? NUM_BARE_MS : 0, &v, msg, sizeof msg) == 0)
@@ -181,7 +188,7 @@ int param_resolve(const struct param *params, int64_t *vals, const char *const *
 	}
 
 	for (int i = 0; i < n; i++)
-		if (params[i].unit == PU_MS)
+		if (params[i].unit == PU_MS || params[i].unit == PU_MS_NEVER)
 			vals[i] = params_scale(vals[i], time_scale);
 	return 0;
 }
@@ -196,7 +203,7 @@ void param_format(const struct param *p, int64_t v, char *buf, size_t len)
 			}
 		}
 	}
-	if (p->unit == PU_MS && v == LS_NEVER) {
+	if ((p->unit == PU_MS || p->unit == PU_MS_NEVER) && v == LS_NEVER) {
 		snprintf(buf, len, "never");
 		return;
 	}

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,11 +29,16 @@ struct ext_slot {
 	int shell;               /* run cmd with /bin/sh -c */
 	const struct lock_ops *ops;
 	const int64_t *pvals;
-	pid_t pid;               /* 0: not running; also its process group */
+	pid_t pid;               /* 0: not running (reaped) */
+	pid_t pgid;              /* its process group: outlives pid until killed at the reap */
 	pid_t rec_pid;           /* the pid its records name (kept after it is reaped) */
 	unsigned incarnation;
 	int ev_fd, ctl_fd;       /* ours: read end of its fd 3, write end of its stdin */
 	int child_ev, child_ctl; /* its ends, open between ext_before_fork and ext_spawned */
+	int log_fd, child_log;   /* its stdout+stderr pipe: ours (read), its end */
+	int log_out;             /* OUTDIR/adapter-wN.log, written by the driver up to EXT_LOG_MAX */
+	uint64_t log_bytes;      /* written to the log so far (every incarnation) */
+	size_t log_line;         /* length of the log line being written */
 	char buf[EXT_LINE_MAX + 1];
 	size_t len;
 	struct journal j;
@@ -71,10 +77,35 @@ struct ext_run {
 	int go;
 	int killing;             /* the driver is killing every worker (end of grace) */
 	int fail_rc;
+	pid_t keeper;            /* kills every adapter group when the driver dies (extproc.c) */
+	int keeper_fd;           /* the write end of its pipe: EOF there is the driver's death */
+	_Atomic pid_t *groups;   /* shared with the keeper: each worker's live process group, or 0 */
 	struct sigaction old_pipe;
 	unsigned n;
 	struct ext_slot slot[];
 };
+
+/* The bounds an adapter lives within (docs/external-workers.md, "Bounds"). */
+#define EXT_LOG_MAX (8u << 20)     /* bytes of stdout+stderr per worker (every incarnation) */
+#define EXT_LOG_LINE_MAX 65536     /* bytes of one stdout/stderr line */
+#define EXT_PUMP_MAX (256u << 10)  /* bytes read from one pipe per turn of the loop */
+
+/* extproc.c: the keeper, a process outside every adapter group that SIGKILLs
+ * the groups in x->groups when the driver dies (PR_SET_PDEATHSIG, or EOF on
+ * its pipe), since a SIGKILLed driver cannot, and PR_SET_PDEATHSIG reaches
+ * only the adapter itself, not the processes it starts.  0, or -1 with errno. */
+int ext_keeper_start(struct ext_run *x);
+void ext_keeper_stop(struct ext_run *x);
+/* Kill worker id's process group (also after its leader was reaped) and
+ * forget it. */
+void ext_kill_group(struct ext_run *x, unsigned id);
+/* In the child: exec cmd.  A command of plain words (letters, digits and
+ * -_./,:+@%=) is split at blanks and exec'd itself, so no shell lingers
+ * between the driver and the adapter; anything else runs under /bin/sh -c.
+ * Returns only on failure, with errno. */
+void ext_exec_cmd(const char *cmd, int shell);
+/* Does cmd run under /bin/sh -c (see ext_exec_cmd)? */
+int ext_needs_shell(const char *cmd);
 
 /* Split the run's fault plan between the shim and the driver (x->specs,
  * x->shim, x->mask, x->hash ...).  0, or -1 with why filled. */

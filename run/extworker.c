@@ -50,25 +50,28 @@
 #include "extrun.h"
 #include "runcfg.h"
 
-#define EXT_START_MS 30000   /* an adapter's start-up (a Node or Python runtime) until its first `next` */
+#define EXT_START_MS 30000   /* an adapter's start-up (a Node or Python runtime) until its first `next`, */
+#define EXT_START_MIN_MS 10000 /* cut to the run's duration, but not below this */
 #define EXT_CLOCK_SLACK_NS 1000000000LL /* a line stamped later than now by more than this is not CLOCK_MONOTONIC */
 #define EXT_TAIL_LINES 5
 
 /* ---- set-up ---- */
 
-/* Where the shipped adapters live: $LOCKSTORM_ADAPTERS, else beside the
- * binary (<exe>/../adapters: the source tree's build/, or an install's
- * share), else the source tree this binary was built from. */
+/* Where the shipped adapters live: each directory on $LOCKSTORM_ADAPTERS (a
+ * ':' list), then beside the binary (<exe>/../adapters: the source tree's
+ * build/, or an install's share), then the source tree this binary was
+ * built from. */
 static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, char *why, size_t wlen)
 {
 	char self[PATH_MAX], tried[1024] = "";
 	const char *env = getenv("LOCKSTORM_ADAPTERS");
-	const char *dirs[4];
-	char d1[PATH_MAX + 32], d2[PATH_MAX + 32], d3[PATH_MAX + 32];
+	const char *dirs[12];
+	char d1[PATH_MAX + 32], d2[PATH_MAX + 32], d3[PATH_MAX + 32], list[4096];
 	int nd = 0;
-	if (env && *env) {
-		dirs[nd++] = env;
-	} else {
+	snprintf(list, sizeof list, "%s", env ? env : "");
+	for (char *save = NULL, *d = strtok_r(list, ":", &save); d && nd < 8; d = strtok_r(NULL, ":", &save))
+		dirs[nd++] = d;
+	{
 		if (fsutil_exe_dir(self, sizeof self) == 0) {
 			const char *dir = self;
 			snprintf(d1, sizeof d1, "%s/../adapters", dir);
@@ -113,7 +116,19 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 		if (!a)
 			continue;
 		any = 1;
-		if (!a->run) {
+		if (a->workloads && !(a->workloads & (cfg->workload == &hold_workload ? 2u : 1u))) {
+			runcfg_fail(why, len, "ext:%s: its manifest does not list the '%s' workload", a->name,
+				    cfg->workload->name);
+			return 2;
+		}
+		if (a->run && a->run[0] == '/') { /* a user's adapter: its manifest's directory */
+			if (access(a->run, X_OK) != 0) {
+				runcfg_fail(why, len, "ext:%s: adapter %s %s (its manifest's \"run\")", a->name, a->run,
+					    access(a->run, F_OK) != 0 ? "not found" : "is not executable");
+				return 2;
+			}
+			cmd[i] = a->run;
+		} else if (!a->run) {
 			if (!cfg->exec_cmd[0]) {
 				runcfg_fail(why, len, "-p exec needs --exec 'CMD'");
 				return 2;
@@ -143,10 +158,12 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 	x->state_file = state_file;
 	x->n = cfg->workers;
 	x->sigfd = -1;
+	x->keeper_fd = -1;
 	for (unsigned w = 0; w < cfg->workers; w++) {
 		struct ext_slot *s = &x->slot[w];
 		unsigned slot = cfg_proto_slot(cfg, w);
 		s->ev_fd = s->ctl_fd = s->child_ev = s->child_ctl = -1;
+		s->log_fd = s->child_log = s->log_out = -1;
 		s->j.fd = -1;
 		if (!cmd[slot])
 			continue;
@@ -157,6 +174,8 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 		s->pvals = cfg->pvals[slot];
 		int si = param_index(s->ops->params, "stale_ms");
 		s->stale_ms = si >= 0 ? s->pvals[si] : 10000;
+		if (s->stale_ms == LS_NEVER) /* stale_ms=never: nominal, to size for=1.5stale */
+			s->stale_ms = 10000;
 		s->budget_ms = runcfg_budget_ms(cfg, w);
 	}
 	if (cfg->workload == &hold_workload) {
@@ -186,9 +205,15 @@ int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *aren
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &x->old_pipe);
+	if (ext_keeper_start(x) != 0) {
+		runcfg_fail(why, len, "cannot start the adapters' keeper: %s", strerror(errno));
+		sigaction(SIGPIPE, &x->old_pipe, NULL);
+		goto out_free;
+	}
 	*out = x;
 	return 0;
 out_free:
+	ext_keeper_stop(x);
 	if (x->sigfd >= 0)
 		close(x->sigfd);
 	free(x->specs);
@@ -203,7 +228,7 @@ int ext_is(const struct ext_run *x, unsigned id)
 
 pid_t ext_group(const struct ext_run *x, unsigned id)
 {
-	return x->slot[id].pid;
+	return x->slot[id].pgid;
 }
 
 int ext_failed(const struct ext_run *x)
@@ -270,20 +295,28 @@ static void ext_log_tail(const struct ext_run *x, unsigned id)
 	static char ring[EXT_TAIL_LINES][512];
 	unsigned n = 0;
 	char line[512];
+	int cont = 0; /* inside a line longer than line[]: its first part is shown */
 	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(ring[n % EXT_TAIL_LINES], sizeof ring[0], "%s", line);
-		n++;
+		size_t k = strcspn(line, "\n");
+		int whole = line[k] == '\n';
+		line[k] = '\0';
+		if (!cont) {
+			snprintf(ring[n % EXT_TAIL_LINES], sizeof ring[0], "%s%s", line, whole ? "" : "...");
+			n++;
+		}
+		cont = !whole;
 	}
 	fclose(f);
 	if (!n) {
-		fprintf(stderr, "  (its stderr, %s, is empty)\n", p);
+		fprintf(stderr, "  (its stdout and stderr, %s, are empty)\n", p);
 		return;
 	}
-	fprintf(stderr, "  last lines of its stderr (%s):\n", p);
+	fprintf(stderr, "  last lines of its stdout and stderr (%s):\n", p);
 	for (unsigned i = n > EXT_TAIL_LINES ? n - EXT_TAIL_LINES : 0; i < n; i++)
 		fprintf(stderr, "    | %s\n", ring[i % EXT_TAIL_LINES]);
 }
+
+static int ext_pump_log(struct ext_run *x, unsigned id);
 
 /* An adapter broke the protocol: say so, kill it, end the run. */
 static void ext_fail(struct ext_run *x, unsigned id, int rc, int tail, const char *fmt, ...)
@@ -292,8 +325,7 @@ static void ext_fail(struct ext_run *x, unsigned id, int rc, int tail, const cha
 	if (s->failed)
 		return;
 	s->failed = 1;
-	if (s->pid)
-		kill(-s->pid, SIGKILL);
+	ext_kill_group(x, id);
 	char msg[EXT_LINE_MAX + 256];
 	va_list ap;
 	va_start(ap, fmt);
@@ -302,8 +334,11 @@ static void ext_fail(struct ext_run *x, unsigned id, int rc, int tail, const cha
 	if (isatty(STDERR_FILENO) && !x->cfg->quiet)
 		fprintf(stderr, "\r%80s\r", ""); /* the status line */
 	fprintf(stderr, "lockstorm: w%u: %s\n", id, msg);
-	if (tail)
+	if (tail) {
+		if (s->log_fd >= 0 && s->log_bytes < EXT_LOG_MAX)
+			ext_pump_log(x, id); /* what it wrote before it was killed */
 		ext_log_tail(x, id);
+	}
 	if (!x->fail_rc)
 		x->fail_rc = rc;
 	atomic_store(&x->arena->stop, 1);
@@ -463,7 +498,7 @@ static void ext_line(struct ext_run *x, unsigned id, char *line)
 static int ext_pump(struct ext_run *x, unsigned id)
 {
 	struct ext_slot *s = &x->slot[id];
-	for (;;) {
+	for (size_t got = 0; got < EXT_PUMP_MAX; ) { /* then the others' turn: poll comes back */
 		ssize_t k = read(s->ev_fd, s->buf + s->len, EXT_LINE_MAX - s->len);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -471,6 +506,7 @@ static int ext_pump(struct ext_run *x, unsigned id)
 			return 0; /* EAGAIN: all read */
 		if (k == 0)
 			return 1;
+		got += (size_t)k;
 		s->len += (size_t)k;
 		char *start = s->buf, *nl;
 		while ((nl = memchr(start, '\n', s->len - (size_t)(start - s->buf)))) {
@@ -487,12 +523,53 @@ static int ext_pump(struct ext_run *x, unsigned id)
 			s->len = 0;
 		}
 	}
+	return 0;
+}
+
+/* Copy what its stdout/stderr pipe has into its log, within EXT_LOG_MAX bytes
+ * and lines of EXT_LOG_LINE_MAX; past either the adapter is failed.  1 at EOF. */
+static int ext_pump_log(struct ext_run *x, unsigned id)
+{
+	struct ext_slot *s = &x->slot[id];
+	char buf[16384];
+	for (size_t got = 0; got < EXT_PUMP_MAX; ) {
+		ssize_t k = read(s->log_fd, buf, sizeof buf);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return 0;
+		if (k == 0)
+			return 1;
+		got += (size_t)k;
+		if (s->failed && s->log_bytes >= EXT_LOG_MAX)
+			continue; /* drained, not kept */
+		size_t keep = (size_t)k;
+		if (s->log_bytes + keep > EXT_LOG_MAX)
+			keep = EXT_LOG_MAX - s->log_bytes;
+		size_t line = s->log_line, longest = 0;
+		for (size_t i = 0; i < (size_t)k; i++) {
+			line = buf[i] == '\n' ? 0 : line + 1;
+			if (line > longest)
+				longest = line;
+		}
+		s->log_line = line;
+		if (s->log_out >= 0 && keep && write(s->log_out, buf, keep) < 0)
+			fprintf(stderr, "lockstorm: w%u: cannot write its log: %s\n", id, strerror(errno));
+		s->log_bytes += keep;
+		if (keep < (size_t)k)
+			ext_fail(x, id, 3, 1, "adapter wrote more than %u MB to its stdout and stderr (the log's bound)",
+				 EXT_LOG_MAX >> 20);
+		else if (longest > EXT_LOG_LINE_MAX)
+			ext_fail(x, id, 3, 1, "adapter wrote a line longer than %d bytes to its stdout or stderr "
+				 "(the log's bound)", EXT_LOG_LINE_MAX);
+	}
+	return 0;
 }
 
 void ext_wait(struct ext_run *x, int64_t ms)
 {
-	struct pollfd *pf = calloc(x->n + 1, sizeof *pf);
-	unsigned *who = calloc(x->n + 1, sizeof *who);
+	struct pollfd *pf = calloc(2 * x->n + 1, sizeof *pf);
+	unsigned *who = calloc(2 * x->n + 1, sizeof *who);
 	if (!pf || !who) {
 		free(pf);
 		free(who);
@@ -501,18 +578,29 @@ void ext_wait(struct ext_run *x, int64_t ms)
 	nfds_t n = 0;
 	pf[n].fd = x->sigfd;
 	pf[n++].events = POLLIN;
-	for (unsigned i = 0; i < x->n; i++)
+	for (unsigned i = 0; i < x->n; i++) {
 		if (x->slot[i].ext && x->slot[i].ev_fd >= 0) {
 			who[n] = i;
 			pf[n].fd = x->slot[i].ev_fd;
 			pf[n++].events = POLLIN;
 		}
+		if (x->slot[i].ext && x->slot[i].log_fd >= 0) {
+			who[n] = i;
+			pf[n].fd = x->slot[i].log_fd;
+			pf[n++].events = POLLIN;
+		}
+	}
 	if (poll(pf, n, (int)ms) > 0) {
 		for (nfds_t k = 1; k < n; k++) {
 			if (!pf[k].revents)
 				continue;
 			struct ext_slot *s = &x->slot[who[k]];
-			if (ext_pump(x, who[k])) { /* EOF: it closed fd 3 or is gone */
+			if (pf[k].fd == s->log_fd) {
+				if (ext_pump_log(x, who[k])) {
+					close(s->log_fd);
+					s->log_fd = -1;
+				}
+			} else if (ext_pump(x, who[k])) { /* EOF: it closed fd 3 or is gone */
 				close(s->ev_fd);
 				s->ev_fd = -1;
 			}
@@ -547,8 +635,14 @@ int ext_watchdog(struct ext_run *x, unsigned id, int64_t extra_ms, struct journa
 	if (global > since)
 		since = global;
 	int64_t quiet_ms = (now - since) / 1000000, limit;
-	if (!s->started)
-		limit = EXT_START_MS + s->budget_ms;
+	if (!s->started) {
+		/* bounded by the run: a start-up longer than the run itself is not one */
+		int64_t start = EXT_START_MS;
+		if (x->cfg->duration_ms && (int64_t)x->cfg->duration_ms < start)
+			start = (int64_t)x->cfg->duration_ms > EXT_START_MIN_MS ? (int64_t)x->cfg->duration_ms :
+										  EXT_START_MIN_MS;
+		limit = start + s->budget_ms + extra_ms;
+	}
 	else if (s->told_stop)
 		limit = s->budget_ms + extra_ms;
 	else
@@ -564,7 +658,8 @@ int ext_watchdog(struct ext_run *x, unsigned id, int64_t extra_ms, struct journa
 		return 1;
 	}
 	if (!s->started)
-		ext_fail(x, id, 3, 1, "adapter hung: no `next` within %lld ms of its start", (long long)quiet_ms);
+		ext_fail(x, id, 3, 1, "adapter hung: no `next` within %lld ms of its start (limit %lld ms)",
+			 (long long)quiet_ms, (long long)limit);
 	else if (s->told_stop)
 		ext_fail(x, id, 3, 1, "adapter hung: it did not exit within %lld ms of being told to stop",
 			 (long long)quiet_ms);
@@ -589,8 +684,29 @@ int ext_before_fork(struct ext_run *x, unsigned id)
 		errno = e;
 		return -1;
 	}
+	int lg[2];
+	if (pipe2(lg, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(ev[0]);
+		close(ev[1]);
+		close(ctl[0]);
+		close(ctl[1]);
+		errno = e;
+		return -1;
+	}
+	if (s->log_out < 0) { /* one log for every incarnation */
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/adapter-w%u.log", x->cfg->outdir, id);
+		s->log_out = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	}
 	fcntl(ev[0], F_SETFL, O_NONBLOCK);
 	fcntl(ctl[1], F_SETFL, O_NONBLOCK);
+	fcntl(lg[0], F_SETFL, O_NONBLOCK);
+	if (s->log_fd >= 0) /* the last incarnation's: a child of it may still hold it */
+		close(s->log_fd);
+	s->log_fd = lg[0];
+	s->child_log = lg[1];
+	s->log_line = 0;
 	s->ev_fd = ev[0];
 	s->child_ev = ev[1];
 	s->ctl_fd = ctl[1];
@@ -616,12 +732,12 @@ _Noreturn void ext_child_exec(struct ext_run *x, unsigned id, unsigned incarnati
 	signal(SIGTERM, SIG_DFL);
 
 	char p[PATH_MAX + 64];
-	snprintf(p, sizeof p, "%s/adapter-w%u.log", cfg->outdir, id);
-	int log = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (log < 0)
-		log = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	/* stdin: the control pipe; stdout, stderr: the log; fd 3: the events */
-	if (dup2(s->child_ctl, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
+	/* its group, where the keeper finds it should the driver die before
+	 * ext_spawned records it */
+	if (x->groups)
+		atomic_store(&x->groups[id], getpid());
+	/* stdin: the control pipe; stdout, stderr: the log pipe; fd 3: the events */
+	if (dup2(s->child_ctl, 0) < 0 || dup2(s->child_log, 1) < 0 || dup2(s->child_log, 2) < 0)
 		_exit(127);
 	if (s->child_ev == 3)
 		fcntl(3, F_SETFD, 0);
@@ -670,10 +786,7 @@ _Noreturn void ext_child_exec(struct ext_run *x, unsigned id, unsigned incarnati
 	} else {
 		unsetenv(PRELOAD_ENV_FAULTS);
 	}
-	if (s->shell)
-		execl("/bin/sh", "sh", "-c", s->cmd, (char *)NULL);
-	else
-		execl(s->cmd, s->cmd, (char *)NULL);
+	ext_exec_cmd(s->cmd, s->shell);
 	int e = errno;
 	fprintf(stderr, "lockstorm: cannot run %s: %s\n", s->cmd, strerror(e));
 	_exit(e == ENOENT ? 127 : 126);
@@ -684,8 +797,11 @@ void ext_spawned(struct ext_run *x, unsigned id, unsigned incarnation, pid_t pid
 	struct ext_slot *s = &x->slot[id];
 	close(s->child_ev);
 	close(s->child_ctl);
-	s->child_ev = s->child_ctl = -1;
-	s->pid = s->rec_pid = pid;
+	close(s->child_log);
+	s->child_ev = s->child_ctl = s->child_log = -1;
+	s->pid = s->rec_pid = s->pgid = pid;
+	if (x->groups)
+		atomic_store(&x->groups[id], pid);
 	s->incarnation = incarnation;
 	s->len = 0;
 	s->started = s->waiting = s->has_op = s->told_stop = s->wd_killed = 0;
@@ -711,7 +827,9 @@ static void ext_close(struct ext_slot *s)
 		close(s->ev_fd);
 	if (s->ctl_fd >= 0)
 		close(s->ctl_fd);
-	s->ev_fd = s->ctl_fd = -1;
+	if (s->log_fd >= 0)
+		close(s->log_fd);
+	s->ev_fd = s->ctl_fd = s->log_fd = -1;
 	journal_close(&s->j);
 	s->j.fd = -1;
 }
@@ -719,7 +837,9 @@ static void ext_close(struct ext_slot *s)
 int ext_reaped(struct ext_run *x, unsigned id, int status)
 {
 	struct ext_slot *s = &x->slot[id];
-	s->pid = 0; /* reaped: nothing left to signal */
+	s->pid = 0; /* reaped; its group is killed below */
+	if (s->log_fd >= 0)
+		ext_pump_log(x, id);
 	if (s->ev_fd >= 0)
 		ext_pump(x, id); /* its last lines */
 	if (s->len && !s->failed && !s->crash_ns) {
@@ -730,6 +850,13 @@ int ext_reaped(struct ext_run *x, unsigned id, int status)
 	int generic = 0;
 	if (s->failed || s->crash_ns || s->wd_killed) {
 		generic = !s->failed;
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL && s->shell && x->shim_crash &&
+		   !x->killing && ext_needs_shell(s->cmd)) {
+		/* the shell of an --exec command reports its adapter's SIGKILL by
+		 * the shim: a crash, as below (the group dies with it) */
+		ext_record(x, id, EV_FAULT, 0, FK_CRASH, (int64_t)point_hash("fs/*"), 0,
+			   (s->last_ev_ns ? s->last_ev_ns : (uint64_t)s->spawn_ns) + 1);
+		generic = 1;
 	} else if (WIFEXITED(status)) {
 		int code = WEXITSTATUS(status);
 		ext_record(x, id, EV_WORKER_EXIT, 0, code, 0, 0, (uint64_t)now);
@@ -754,6 +881,7 @@ int ext_reaped(struct ext_run *x, unsigned id, int status)
 		ext_fail(x, id, 3, 1, "adapter killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 	}
 	s->pid = 0;
+	ext_kill_group(x, id); /* what it left behind (`sleep 777 &`) ends with it */
 	ext_close(s);
 	return generic;
 }
@@ -762,10 +890,8 @@ void ext_kill_all(struct ext_run *x)
 {
 	x->killing = 1;
 	for (unsigned i = 0; i < x->n; i++)
-		if (x->slot[i].ext && x->slot[i].pid) {
-			kill(-x->slot[i].pid, SIGCONT);
-			kill(-x->slot[i].pid, SIGKILL);
-		}
+		if (x->slot[i].ext && x->slot[i].pid && x->slot[i].pgid)
+			kill(-x->slot[i].pgid, SIGKILL); /* ext_reaped forgets the group */
 }
 
 void ext_free(struct ext_run *x)
@@ -773,8 +899,13 @@ void ext_free(struct ext_run *x)
 	if (!x)
 		return;
 	for (unsigned i = 0; i < x->n; i++)
-		if (x->slot[i].ext)
+		if (x->slot[i].ext) {
+			ext_kill_group(x, i);
 			ext_close(&x->slot[i]);
+			if (x->slot[i].log_out >= 0)
+				close(x->slot[i].log_out);
+		}
+	ext_keeper_stop(x);
 	sigaction(SIGPIPE, &x->old_pipe, NULL);
 	if (x->sigfd >= 0)
 		close(x->sigfd);

@@ -113,3 +113,44 @@ INSTANTIATE_TEST_SUITE_P(
 				c = '_';
 		return n;
 	});
+
+/* A user's adapter: `lockstorm adapter new` in a folder outside the project,
+ * that folder on LOCKSTORM_ADAPTERS, and it is -p ext:NAME everywhere. */
+TEST(UserAdapter, NewSkeletonRunsAtOnce)
+{
+	ScratchDir d;
+	std::string env = "LOCKSTORM_ADAPTERS=" + d.path + " ";
+	CmdResult np = run_cmd(BIN + " adapter new my-py --lang python --dir " + d.path);
+	ASSERT_EQ(np.status, 0) << np.out << np.err;
+	CmdResult again = run_cmd(BIN + " adapter new my-py --lang python --dir " + d.path);
+	EXPECT_EQ(again.status, 2) << again.out << again.err; /* nothing is overwritten */
+	EXPECT_EQ(run_cmd(BIN + " adapter new My_Bad --lang python --dir " + d.path).status, 2);
+	EXPECT_EQ(run_cmd(BIN + " adapter new x --lang cobol --dir " + d.path).status, 2);
+
+	CmdResult r = run_cmd(env + BIN + " run -p ext:my-py -n 3 --ops 60 -q --param wait_ms=5s --json " + d.sub("r.json"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
+	Report rep(d.sub("r.json"));
+	EXPECT_EQ(rep.total("committed"), 60);
+	CmdResult l = run_cmd(env + BIN + " list protocols");
+	EXPECT_NE(l.out.find("ext:my-py\n"), std::string::npos) << l.out;
+	CmdResult c = run_cmd(env + BIN + " compare -p ext:my-py,flock -n 2 --ops 20 -q");
+	EXPECT_EQ(c.status, 0) << c.out << c.err;
+	CmdResult bad = run_cmd(env + BIN + " run -p ext:my-py -n 1 --ops 1 -q --param nosuch=1");
+	EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+	CmdResult opt = run_cmd(BIN + " run -p ext:my-py -n 2 --ops 10 -q --adapters " + d.path);
+	EXPECT_EQ(opt.status, 0) << opt.out << opt.err; /* --adapters DIR: the same as the variable */
+	EXPECT_EQ(run_cmd(BIN + " run -p ext:my-py -n 2 --ops 10 -q --adapters").status, 2);
+	CmdResult unknown = run_cmd(env + BIN + " run -p ext:my-nothing -n 1 --ops 1 -q");
+	EXPECT_EQ(unknown.status, 2);
+	EXPECT_NE(unknown.err.find("ext:my-py"), std::string::npos) << unknown.err;
+
+	ASSERT_EQ(run_cmd(BIN + " adapter new my-c --lang c --dir " + d.path).status, 0);
+	CmdResult cr = run_cmd(env + BIN + " run -p ext:my-c -n 3 --ops 60 -q");
+	EXPECT_EQ(cr.status, 0) << cr.out << cr.err;
+	if (run_cmd("node --version").status == 0) {
+		ASSERT_EQ(run_cmd(BIN + " adapter new my-js --lang node --dir " + d.path).status, 0);
+		CmdResult j = run_cmd(env + BIN + " run -p ext:my-js -n 3 --ops 60 -q");
+		EXPECT_EQ(j.status, 0) << j.out << j.err;
+	}
+}

@@ -5,12 +5,17 @@
  *
  *   const ls = require('../lib/lockstorm');
  *   ls.serve({ acquire, release });      // never returns: exits 0 on `stop`
+ *   ls.serve({ acquire, release, update }); // with its own write step
  *
  *   acquire()  resolves true (held) or false (gave up within its own wait
- *              budget: `busy`); rejects with the library's error
- *              (`acquire-error errno=<code>`).
- *   release()  resolves once the library's unlock returned; rejects with its
- *              error (`release-error errno=<code>`).
+ *              budget: `busy`); throws or rejects with anything at all
+ *              (`acquire-error errno=<code> error=<its type name>`).
+ *   release()  resolves once the library's unlock returned; throws or
+ *              rejects (`release-error errno=<code> error=<type>`).
+ *   update()   optional: the write step while the lock is held, in place of
+ *              ls.updateState (read the state, revision+1, own counter+1,
+ *              tmp + rename); it reports its own `read`, `commit-begin` and
+ *              `commit` with ls.emit; a throw is `write-error`.
  *   ls.lost()  the library said the lock is no longer ours (proper-lockfile's
  *              onCompromised): `lost` while an op holds the lock, and the
  *              op does not begin a commit it has not begun yet.
@@ -57,6 +62,17 @@ function errnoName(err) {
 		return 'ENOLCK';
 	}
 	return 'EIO';
+}
+
+/* `errno=<name> error=<type>`: any thrown value, as event fields. */
+function errorFields(err) {
+	let type = typeof err;
+	if (err && typeof err === 'object')
+		type = (err.constructor && err.constructor.name) || 'Object';
+	type = String(type).replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 64) || 'unknown';
+	if (err && err.code && typeof err.code === 'string')
+		type += `:${err.code.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 32)}`;
+	return `errno=${errnoName(err)} error=${type}`;
 }
 
 /* A LOCKSTORM_PARAM_<NAME> as a number (already scaled by --time-scale). */
@@ -179,7 +195,7 @@ async function op(lib) {
 	try {
 		held = await lib.acquire();
 	} catch (e) {
-		emit('acquire-error', `errno=${errnoName(e)}`);
+		emit('acquire-error', errorFields(e));
 		return;
 	}
 	if (!held) {
@@ -193,7 +209,11 @@ async function op(lib) {
 		if (ms > 0)
 			await new Promise((r) => setTimeout(r, ms));
 	} else {
-		await updateState();
+		try {
+			await (lib.update || updateState)();
+		} catch (e) {
+			emit('write-error', errorFields(e));
+		}
 	}
 	holding = false;
 	emit('release-begin');
@@ -201,7 +221,7 @@ async function op(lib) {
 		await lib.release();
 		emit('released');
 	} catch (e) {
-		emit('release-error', `errno=${errnoName(e)}`);
+		emit('release-error', errorFields(e));
 	}
 }
 
@@ -220,4 +240,4 @@ async function serve(lib) {
 	process.exit(0);
 }
 
-module.exports = { emit, errnoName, param, requireDep, serve, lost, stateParse, stateFormat, STATE, RESOURCE, LOCK, WORKER };
+module.exports = { emit, errnoName, errorFields, updateState, op, param, requireDep, serve, lost, stateParse, stateFormat, STATE, RESOURCE, LOCK, WORKER };

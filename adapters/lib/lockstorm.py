@@ -3,11 +3,18 @@ Python adapters (docs/external-workers.md).  Standard library only.
 
     import lockstorm
     lockstorm.serve(acquire, release)     # returns on `stop`: exit 0
+    lockstorm.serve(acquire, release, update=my_update)
 
     acquire()  True (held) or False (gave up within its own wait budget:
-               `busy`); an OSError is `acquire-error errno=<name>`.
-    release()  returns once the library's unlock returned; an OSError is
-               `release-error errno=<name>`.
+               `busy`); any exception it raises (the library's own types
+               too) is `acquire-error errno=<name> error=<its type name>`,
+               errno=EIO unless it is an OSError with an errno.
+    release()  returns once the library's unlock returned; any exception is
+               `release-error errno=<name> error=<type>`.
+    update()   optional: the write step while the lock is held, in place of
+               update_state (read, revision+1, own counter+1, tmp + rename);
+               it reports its own `read`, `commit-begin` and `commit` with
+               emit(); any exception is `write-error`.
 
 Per op: `next` on the event fd, one line from stdin (`op N` or `stop`; EOF is
 stop), then acquire; update: read the state, revision+1 and own counter+1,
@@ -38,7 +45,14 @@ def emit(event, fields=""):
 
 
 def errno_name(err):
-    return errno.errorcode.get(getattr(err, "errno", None) or 0, "EIO")
+    e = getattr(err, "errno", None) if isinstance(err, OSError) else None
+    return errno.errorcode.get(e if isinstance(e, int) else 0, "EIO")
+
+
+def error_fields(err):
+    """`errno=<name> error=<type>` for any exception, as event fields."""
+    name = re.sub(r"[^A-Za-z0-9_.:-]", "_", type(err).__qualname__)[:64] or "Exception"
+    return "errno=%s error=%s" % (errno_name(err), name)
 
 
 def param(name, default):
@@ -130,12 +144,12 @@ def update_state():
     emit("commit", "rev=%d own=%d" % (new_rev, own + 1))
 
 
-def op(acquire, release):
+def op(acquire, release, update=None):
     emit("attempt", "n=0")
     try:
         held = acquire()
-    except OSError as e:
-        emit("acquire-error", "errno=%s" % errno_name(e))
+    except Exception as e:  # the library's own types too: an event, never our end
+        emit("acquire-error", error_fields(e))
         return
     if not held:
         emit("busy")
@@ -146,16 +160,19 @@ def op(acquire, release):
         if ms > 0:
             time.sleep(ms / 1000.0)
     else:
-        update_state()
+        try:
+            (update or update_state)()
+        except Exception as e:
+            emit("write-error", error_fields(e))
     emit("release-begin")
     try:
         release()
         emit("released")
-    except OSError as e:
-        emit("release-error", "errno=%s" % errno_name(e))
+    except Exception as e:
+        emit("release-error", error_fields(e))
 
 
-def serve(acquire, release):
+def serve(acquire, release, update=None):
     """The control loop: `next`, then `op N` or `stop` (EOF is stop)."""
     stdin = sys.stdin.buffer
     while True:
@@ -163,4 +180,4 @@ def serve(acquire, release):
         line = stdin.readline()
         if not line.startswith(b"op "):
             return
-        op(acquire, release)
+        op(acquire, release, update)

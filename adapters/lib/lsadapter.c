@@ -78,12 +78,38 @@ void lsa_emit(const char *event, const char *fields)
 	errno = err;
 }
 
+static char error_type[64]; /* lsa_error_type's name for the next *-error event */
+
+void lsa_error_type(const char *name)
+{
+	size_t k = 0;
+	for (; name && name[k] && k < sizeof error_type - 1; k++) {
+		char c = name[k];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			 c == '_' || c == '.' || c == ':' || c == '-';
+		error_type[k] = ok ? c : '_';
+	}
+	error_type[k] = '\0';
+}
+
+/* `EVENT errno=NAME[ error=TYPE]`; errno 0 (a library that does not set it) is EIO. */
+static void emit_error(const char *event, int err, int rc)
+{
+	char f[160];
+	const char *name = err ? strerrorname_np(err) : NULL;
+	if (error_type[0])
+		snprintf(f, sizeof f, "errno=%s error=%s", name ? name : "EIO", error_type);
+	else if (rc != -1)
+		snprintf(f, sizeof f, "errno=%s error=rc%d", name ? name : "EIO", rc);
+	else
+		snprintf(f, sizeof f, "errno=%s", name ? name : "EIO");
+	error_type[0] = '\0';
+	lsa_emit(event, f);
+}
+
 static void emit_errno(const char *event, int err)
 {
-	char f[64];
-	const char *name = strerrorname_np(err);
-	snprintf(f, sizeof f, "errno=%s", name ? name : "EIO");
-	lsa_emit(event, f);
+	emit_error(event, err, -1);
 }
 
 static int read_all(const char *path, char **buf, size_t *len)
@@ -147,7 +173,7 @@ static int write_all(const char *path, const char *text, size_t len)
 	return close(fd);
 }
 
-static void update_state(void)
+void lsa_update_state(void)
 {
 	const char *state = env_or("LOCKSTORM_STATE", lsa_resource());
 	unsigned worker = (unsigned)atoi(env_or("LOCKSTORM_WORKER", "0"));
@@ -201,16 +227,18 @@ out_free:
 	update_state_free(&st);
 }
 
-static void op(int (*acquire)(void), int (*release)(void))
+static void op(int (*acquire)(void), int (*release)(void), void (*update)(void))
 {
 	lsa_emit("attempt", "n=0");
+	error_type[0] = '\0';
+	errno = 0;
 	int r = acquire();
 	if (r == LSA_BUSY) {
 		lsa_emit("busy", NULL);
 		return;
 	}
-	if (r != 0) {
-		emit_errno("acquire-error", errno);
+	if (r != 0) { /* any failure: -1 with errno, or the library's own code */
+		emit_error("acquire-error", errno, r);
 		return;
 	}
 	lsa_emit("acquired", NULL);
@@ -221,22 +249,30 @@ static void op(int (*acquire)(void), int (*release)(void))
 		while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;
 	} else {
-		update_state();
+		(update ? update : lsa_update_state)();
 	}
 	lsa_emit("release-begin", NULL);
-	if (release() == 0)
+	error_type[0] = '\0';
+	errno = 0;
+	int rr = release();
+	if (rr == 0)
 		lsa_emit("released", NULL);
 	else
-		emit_errno("release-error", errno);
+		emit_error("release-error", errno, rr);
 }
 
 int lsa_serve(int (*acquire)(void), int (*release)(void))
+{
+	return lsa_serve_update(acquire, release, NULL);
+}
+
+int lsa_serve_update(int (*acquire)(void), int (*release)(void), void (*update)(void))
 {
 	char line[128];
 	for (;;) {
 		lsa_emit("next", NULL);
 		if (!fgets(line, sizeof line, stdin) || strncmp(line, "op ", 3))
 			return 0;
-		op(acquire, release);
+		op(acquire, release, update);
 	}
 }
