@@ -115,17 +115,30 @@ TEST(IntegVolter, KVL6RecordWrittenBestEffortIsReclaimedWhileLiveInAMixedFleet)
 {
 	/* the old takers' (workers 0 and 2) record writes fail (ENOSPC) and they hold an empty lock
 	 * anyway; new processes reclaim an empty lock older than the 5 s grace:
-	 * a double holder.  The new revision alone never holds unrecorded. */
+	 * a double holder.  The new revision alone never holds unrecorded.
+	 * Whether a reclaim meets a live holder within 2 s is the machine's timing: the mixed fleet
+	 * tries a bounded list of seeds until one shows it (seed 3 usually does); the claim that
+	 * 3.0.157 alone never double-holds is checked on every seed tried.
+	 * scenarios/record-write-enospc.cex.json shows it deterministically (IntegScenario). */
 	ScratchDir d;
-	const std::string common = " -w hold --param hold_ms=10s -n 4 -d 2s --time-scale 0.01 -s 3 "
+	const std::string common = " -w hold --param hold_ms=10s -n 4 -d 2s --time-scale 0.01 "
 				   "--fault 'errno@fs/write:err=ENOSPC,path=*.lock,workers=0,2'";
-	VRun mixed, recorded;
-	vrun(mixed, d, "m", "-p lockfile-legacy,lockfile-recorded" + common);
-	vrun(recorded, d, "r", "-p lockfile-recorded" + common);
-	EXPECT_EQ(mixed.r.status, 1);
-	EXPECT_GT(mixed.violations("exclusion"), 0) << mixed.r.out;
-	EXPECT_EQ(recorded.violations("exclusion"), 0) << recorded.r.out;
-	EXPECT_GT(recorded.total("errors") + recorded.total("busy"), 0); /* unrecorded takes are refused */
+	bool shown = false;
+	std::string seen;
+	for (int seed : { 3, 1, 2, 4, 5, 6, 7, 8 }) {
+		const std::string s = " -s " + std::to_string(seed);
+		VRun mixed, recorded;
+		vrun(mixed, d, "m" + std::to_string(seed), "-p lockfile-legacy,lockfile-recorded" + common + s);
+		vrun(recorded, d, "r" + std::to_string(seed), "-p lockfile-recorded" + common + s);
+		EXPECT_EQ(recorded.violations("exclusion"), 0) << "seed " << seed << ": " << recorded.r.out;
+		EXPECT_GT(recorded.total("errors") + recorded.total("busy"), 0); /* unrecorded takes are refused */
+		seen += "seed " + std::to_string(seed) + ": " + mixed.r.out;
+		if (mixed.r.status == 1 && mixed.violations("exclusion") > 0) {
+			shown = true;
+			break;
+		}
+	}
+	EXPECT_TRUE(shown) << "no seed of the list showed the double holder:\n" << seen;
 }
 
 TEST(IntegVolter, AHolderOnAnotherHostCannotBeJudgedByItsPid)
