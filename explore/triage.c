@@ -530,7 +530,9 @@ int triage_outdir(const char *outdir, const char *odir, int64_t budget_ms, int q
 			int64_t rem = budget_ms - (mono_ms() - t0);
 			if (rem < 500)
 				break;
-			int64_t share = rem / (int64_t)left;
+			/* a quarter of what is left at most: the targeted first attempts matter most, and a
+			 * search that finds stops early, leaving its time to the rest */
+			int64_t share = rem / (int64_t)(left < 4 ? left : 4);
 			if (share < 1000)
 				share = rem < 1000 ? rem : 1000;
 			char file[PATH_MAX + 32], cmd[2048];

@@ -218,3 +218,22 @@ TEST(IntegTriage, UsageAndAPassingRun)
 	EXPECT_EQ(t.status, 0) << t.out << t.err;
 	EXPECT_NE(t.out.find("nothing to triage"), std::string::npos) << t.out;
 }
+
+TEST(IntegTriage, RunTriageTriagesAFailingRunAtItsEnd)
+{
+	ScratchDir d;
+	std::string tried;
+	for (int s : { 1, 2, 3, 4, 5 }) {
+		std::string out = d.sub("o" + std::to_string(s));
+		CmdResult r = run_cmd(BIN + " run -p mkdir-legacy -w update -n 4 -d 2s --time-scale 0.01 --faults stalls -q "
+				      "--triage=60s -s " + std::to_string(s) + " -o " + out + " --dir " + d.sub("w"));
+		if (r.status != 1) {
+			tried += r.out + r.err;
+			continue;
+		}
+		EXPECT_NE(r.out.find("confirmed: " + out + "/triage/cex-1.json"), std::string::npos) << r.out;
+		EXPECT_TRUE(exists(out + "/triage/cex-1.json"));
+		return;
+	}
+	ADD_FAILURE() << "no seed failed: " << tried;
+}
