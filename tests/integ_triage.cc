@@ -41,7 +41,7 @@ TEST(IntegReplay, AKeptCounterexampleReplaysItsStepsAndExits1)
 	CmdResult r = run_cmd(BIN + " replay " + KML1);
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("verdict: FAIL (exclusion"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("verdict: FAIL (exclusion)"), std::string::npos) << r.out;
 }
 
 TEST(IntegReplay, AnEditedStepExits5SayingWhichStepAndHow)
