@@ -278,6 +278,14 @@ int sc_show(int argc, char **argv)
 		}
 		printf("\n");
 		free(av);
+		for (unsigned k = 0; k < r->ncex; k++) /* replayed first; they decide the FAIL */
+			printf("  decided by: lockstorm replay %s\n", r->cex[k]);
+		if (r->expect == SC_EXPECT_FAIL && !r->ncex && sc->nseeds) {
+			printf("  seeds tried in turn until it fails:");
+			for (unsigned k = 0; k < sc->nseeds; k++)
+				printf("%s%llu", k ? "," : " ", sc->seeds[k]);
+			printf("\n");
+		}
 	}
 	scenario_free(sc);
 	return 0;
