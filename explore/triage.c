@@ -23,7 +23,7 @@
  * Exit: 1 at least one invariant confirmed (a violation, now replayable),
  * 0 nothing to triage or nothing reproduced within the budget (the failure is
  * not disproved: it stays the machine's), 2 bad usage or not a kept run,
- * 3 the harness failed.
+ * 3 the harness failed, 4 interrupted before anything was confirmed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +31,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,16 @@ static const char triage_usage[] =
 	"  -q, --quiet  only the confirmed / not reproduced lines\n"
 	"\n"
 	"exit: 1 confirmed (a counterexample replays the violation), 0 nothing reproduced within the\n"
-	"      budget (or the run passed), 2 bad usage or not a kept run, 3 the harness failed\n";
+	"      budget (or the run passed), 2 bad usage or not a kept run, 3 the harness failed,\n"
+	"      4 interrupted before anything was confirmed\n";
+
+static volatile sig_atomic_t t_interrupted;
+
+static void t_on_interrupt(int sig)
+{
+	(void)sig;
+	t_interrupted = 1;
+}
 
 static int64_t mono_ms(void)
 {
@@ -511,6 +521,12 @@ int triage_outdir(const char *outdir, const char *odir, int64_t budget_ms, int q
 	unsigned left = 0;
 	for (unsigned i = 0; i < ncs; i++)
 		left += nplan[i] = plan_attempts(&cs[i], plan[i]);
+	/* ^C or a TERM: the running search stops (its process group gets it too), and so does triage */
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = t_on_interrupt;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	int64_t t0 = mono_ms();
 	unsigned tries = 0, ncex = 0, nconf = 0;
 	for (unsigned i = 0; i < ncs; i++) {
@@ -528,7 +544,7 @@ int triage_outdir(const char *outdir, const char *odir, int64_t budget_ms, int q
 		size_t to_len = 0;
 		for (unsigned k = 0; k < nplan[i]; k++, left--) {
 			int64_t rem = budget_ms - (mono_ms() - t0);
-			if (rem < 500)
+			if (rem < 500 || t_interrupted)
 				break;
 			/* a quarter of what is left at most: the targeted first attempts matter most, and a
 			 * search that finds stops early, leaving its time to the rest */
@@ -577,17 +593,28 @@ int triage_outdir(const char *outdir, const char *odir, int64_t budget_ms, int q
 			left -= nplan[i] - k;
 			break;
 		}
-		if (!c->confirmed[0])
+		if (!c->confirmed[0] && t_interrupted)
+			printf("not reproduced: interrupted (%s; tried %s)\n", inv, c->tried[0] ? c->tried : "nothing");
+		else if (!c->confirmed[0])
 			printf("not reproduced within %.0f s: %s (tried %s)\n", (double)budget_ms / 1000.0, inv,
 			       c->tried[0] ? c->tried : "nothing: the budget was spent");
 	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (t_interrupted)
+		printf("\ntriage: interrupted after %.1f s of %.0f s\n", (double)(mono_ms() - t0) / 1000.0,
+		       (double)budget_ms / 1000.0);
 	printf("\ntriage: %u of %u violated invariants confirmed", nconf, ncs);
-	if (nconf < ncs)
+	if (nconf < ncs && t_interrupted)
+		printf(", %u not tried to the end (interrupted)", ncs - nconf);
+	else if (nconf < ncs)
 		printf(", %u not reproduced within %.0f s (the failure stays the machine's interleaving: rerun, or "
 		       "give more --budget)", ncs - nconf, (double)budget_ms / 1000.0);
 	printf("\n");
 	if (nconf && rc == 0)
 		rc = 1;
+	else if (t_interrupted && rc == 0)
+		rc = 4; /* INCOMPLETE: cut short with nothing confirmed proves nothing */
 	/* the attempts' folders: only the counterexamples are worth keeping */
 	for (unsigned k = 1; k <= tries; k++) {
 		snprintf(p, sizeof p, "%s/try-%u", to.tdir, k);
