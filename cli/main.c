@@ -18,6 +18,7 @@
 #include "../workloads/workload.h"
 #include "../run/driver.h"
 #include "../run/exec.h"
+#include "../core/fsutil.h"
 #include "../core/journal.h"
 #include "../run/runcfg.h"
 #include "../report/pyscript.h"
@@ -37,6 +38,8 @@ static const char usage[] =
 	"  explore  [-p ..] [-n ..] [--ops N] [--strategy random|pct:d=N|dfs:preempt=N]: search the\n"
 	"           interleavings of the workers' steps (virtual time), shrink a failure to a story\n"
 	"  replay   CEXFILE [--full] [--trace]: re-run a saved counterexample step for step\n"
+	"  triage   OUTDIR [--budget D]: turn a failing run's journals into a counterexample (a targeted\n"
+	"           explore), or say it was not reproduced within the budget\n"
 	"  exec     [--fault SPEC].. [-s SEED] [--log FILE] -- CMD [ARGS]: run any program under\n"
 	"           the preload fault shim and print what was injected\n"
 	"  report   OUTDIR --html FILE [--markdown FILE]: one self-contained HTML page (plots\n"
@@ -74,7 +77,29 @@ static int cmd_run(int argc, char **argv)
 		return 0;
 	if (r != 0)
 		return usage_error("%s", why);
-	return driver_run(&cfg);
+	if (!cfg.triage_ms)
+		return driver_run(&cfg);
+	/* --triage: the journals must outlive the run; without -o they go to a
+	 * folder kept only when there is something to triage */
+	int temp = !cfg.outdir[0];
+	if (temp) {
+		const char *base = getenv("TMPDIR");
+		snprintf(cfg.outdir, sizeof cfg.outdir, "%s/lockstorm-triage.XXXXXX", base && *base ? base : "/tmp");
+		if (!mkdtemp(cfg.outdir)) {
+			fprintf(stderr, "lockstorm: cannot make an output directory: %s\n", strerror(errno));
+			return 3;
+		}
+	}
+	int rc = driver_run(&cfg);
+	if (rc == 1) {
+		printf("\n");
+		triage_outdir(cfg.outdir, NULL, cfg.triage_ms, cfg.quiet);
+		if (temp)
+			fprintf(stderr, "lockstorm: the run and its triage are kept in %s\n", cfg.outdir);
+	} else if (temp) {
+		fsutil_rm_tree(cfg.outdir);
+	}
+	return rc;
 }
 
 /* getopt_long's "unknown option" and "needs a value", as one line (exit 2). */
@@ -342,6 +367,7 @@ static const struct command {
 } commands[] = {
 	{ "run", cmd_run },         { "check", cmd_check },       { "dump", cmd_dump },
 	{ "list", cmd_list },       { "explore", explore_main },  { "replay", replay_main },
+	{ "triage", triage_main },
 	{ "exec", exec_main },      { "report", report_main },    { "merge", merge_main },
 	{ "compare", compare_main }, { "scenario", scenario_main }, { "help", cmd_help },
 	{ "version", cmd_version }, { "adapter", adapter_main }, { NULL, NULL },

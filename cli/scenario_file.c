@@ -197,6 +197,7 @@ struct pending { /* expect/option lines, resolved against the revisions at the e
 	int line;
 	char label[SC_NAME_MAX];
 	int is_option;
+	char *cex;                 /* a `cex` line: the file, resolved beside the scenario */
 	struct sc_opt opt;
 	enum sc_expect expect;
 	unsigned mask;
@@ -213,6 +214,8 @@ void scenario_free(struct scenario *sc)
 	for (unsigned r = 0; r < sc->nrev; r++) {
 		free(sc->rev[r].protos);
 		free(sc->rev[r].bound);
+		for (unsigned i = 0; i < sc->rev[r].ncex; i++)
+			free(sc->rev[r].cex[i]);
 		for (unsigned i = 0; i < sc->rev[r].nopt; i++)
 			opt_free(&sc->rev[r].opt[i]);
 	}
@@ -435,6 +438,54 @@ static int sc_line(struct scenario *sc, int line, char *s, struct pending **pend
 		sc->nrev++;
 		return r->protos ? 0 : sc_fail(why, len, path, line, "out of memory");
 	}
+	if (!strcmp(key, "seeds")) {
+		/* seeds S,S..: the torture of a FAIL revision without a counterexample tries them in
+		 * turn until one shows the expected violation (the machine's timing decides a seed) */
+		if (sc->nseeds)
+			return sc_fail(why, len, path, line, "a second `seeds` line");
+		for (char *save = NULL, *t = strtok_r(rest, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(t, &end, 10);
+			if (*end || errno || t[0] == '-' || sc->nseeds == SC_MAX_SEEDS)
+				return sc_fail(why, len, path, line, "seeds: want up to %d whole numbers, e.g. seeds 3,1,2",
+					       SC_MAX_SEEDS);
+			sc->seeds[sc->nseeds++] = v;
+		}
+		return sc->nseeds ? 0 : sc_fail(why, len, path, line, "seeds: name at least one seed");
+	}
+	if (!strcmp(key, "cex")) {
+		/* cex LABEL [FILE]: a counterexample of the revision's FAIL, made by explore;
+		 * FILE is beside the scenario (default NAME.cex.json) */
+		char *label = first_word(&rest);
+		char *file = first_word(&rest);
+		if (!*label || *rest)
+			return sc_fail(why, len, path, line, "cex: want `cex REVISION [FILE]` (default FILE: NAME.cex.json)");
+		if (!*file && !sc->name[0])
+			return sc_fail(why, len, path, line, "cex %s: without a FILE the `name` line must come first", label);
+		char rel[PATH_MAX], full[PATH_MAX * 2 + 2];
+		snprintf(rel, sizeof rel, "%s", *file ? file : sc->name);
+		if (!*file)
+			snprintf(rel + strlen(rel), sizeof rel - strlen(rel), ".cex.json");
+		const char *slash = strrchr(path, '/');
+		if (rel[0] == '/' || !slash)
+			snprintf(full, sizeof full, "%s", rel);
+		else
+			snprintf(full, sizeof full, "%.*s/%s", (int)(slash - path), path, rel);
+		if (!sc_is_file(full))
+			return sc_fail(why, len, path, line, "cex %s: no file %s (make it with lockstorm explore ... -o DIR "
+				       "and copy DIR/cex-1.json there)", label, full);
+		struct pending *g = realloc(*pend, (*npend + 1) * sizeof *g);
+		if (!g)
+			return sc_fail(why, len, path, line, "out of memory");
+		*pend = g;
+		struct pending *p = &g[(*npend)++];
+		memset(p, 0, sizeof *p);
+		p->line = line;
+		snprintf(p->label, sizeof p->label, "%s", label);
+		p->cex = strdup(full);
+		return p->cex ? 0 : sc_fail(why, len, path, line, "out of memory");
+	}
 	if (!strcmp(key, "expect") || !strcmp(key, "option")) {
 		struct pending *g = realloc(*pend, (*npend + 1) * sizeof *g);
 		if (!g)
@@ -457,7 +508,7 @@ static int sc_line(struct scenario *sc, int line, char *s, struct pending **pend
 		return parse_opt(path, line, word, rest, &p->opt, why, len);
 	}
 	return sc_fail(why, len, path, line,
-		       "unknown line '%s' (name, story, revision, expect, option, a run option such as -w or --fault, "
+		       "unknown line '%s' (name, story, revision, expect, option, cex, seeds, a run option such as -w or --fault, "
 		       "or # comment)", key);
 }
 
@@ -511,8 +562,18 @@ struct scenario *scenario_load(const char *path, char *why, size_t len)
 		struct sc_rev *r = find_rev(sc, p->label);
 		if (!r) {
 			rc = sc_fail(why, len, path, p->line, "%s names revision '%s', which no `revision` line declares",
-				     p->is_option ? "option" : "expect", p->label);
+				     p->cex ? "cex" : p->is_option ? "option" : "expect", p->label);
 			goto out;
+		}
+		if (p->cex) {
+			if (r->ncex == SC_MAX_CEX) {
+				rc = sc_fail(why, len, path, p->line, "too many cex lines for %s (at most %d)", r->label,
+					     SC_MAX_CEX);
+				goto out;
+			}
+			r->cex[r->ncex++] = p->cex;
+			p->cex = NULL;
+			continue;
 		}
 		if (p->is_option) {
 			if (r->nopt == SC_MAX_OPTS) {
@@ -541,11 +602,19 @@ struct scenario *scenario_load(const char *path, char *why, size_t len)
 				     sc->rev[i].label);
 			goto out;
 		}
+	for (unsigned i = 0; i < sc->nrev; i++)
+		if (sc->rev[i].ncex && sc->rev[i].expect != SC_EXPECT_FAIL) {
+			rc = sc_fail(why, len, path, sc->rev[i].expect_line,
+				     "revision %s has a cex line but does not expect fail: a counterexample shows a "
+				     "violation", sc->rev[i].label);
+			goto out;
+		}
 	rc = sc_validate(sc, why, len);
 out:
 	for (size_t i = 0; i < npend; i++) {
 		opt_free(&pend[i].opt);
 		free(pend[i].bound);
+		free(pend[i].cex);
 	}
 	free(pend);
 	free(buf);

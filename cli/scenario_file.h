@@ -20,6 +20,8 @@ extern "C" {
 #define SC_MAX_REVS 8
 #define SC_MAX_OPTS 48
 #define SC_NAME_MAX 64
+#define SC_MAX_CEX 4
+#define SC_MAX_SEEDS 16
 
 enum sc_expect { SC_EXPECT_NONE, SC_EXPECT_PASS, SC_EXPECT_FAIL, SC_EXPECT_BOUND };
 
@@ -40,6 +42,8 @@ struct sc_rev {
 	unsigned inv_mask;         /* SC_EXPECT_FAIL: bit i = enum inv_id i must be violated */
 	char *bound;               /* SC_EXPECT_BOUND: the explanation */
 	int expect_line;
+	char *cex[SC_MAX_CEX];     /* `cex LABEL [FILE]`: counterexamples replayed first (absolute paths) */
+	unsigned ncex;
 };
 
 struct scenario {
@@ -50,6 +54,8 @@ struct scenario {
 	unsigned nrev;
 	struct sc_opt opt[SC_MAX_OPTS]; /* options common to every revision */
 	unsigned nopt;
+	unsigned long long seeds[SC_MAX_SEEDS]; /* `seeds S,S..`: a FAIL revision without a cex tries them in turn */
+	unsigned nseeds;
 };
 
 /* Parse and check PATH.  NULL with why = "PATH:LINE: reason" on any error. */

@@ -278,6 +278,14 @@ int sc_show(int argc, char **argv)
 		}
 		printf("\n");
 		free(av);
+		for (unsigned k = 0; k < r->ncex; k++) /* replayed first; they decide the FAIL */
+			printf("  decided by: lockstorm replay %s\n", r->cex[k]);
+		if (r->expect == SC_EXPECT_FAIL && !r->ncex && sc->nseeds) {
+			printf("  seeds tried in turn until it fails:");
+			for (unsigned k = 0; k < sc->nseeds; k++)
+				printf("%s%llu", k ? "," : " ", sc->seeds[k]);
+			printf("\n");
+		}
 	}
 	scenario_free(sc);
 	return 0;
@@ -342,7 +350,7 @@ static double now_s(void)
 }
 
 /* fork + exec /proc/self/exe ARGV, stdout and stderr to LOG.  Exit code or 128+signal, -1. */
-static int spawn_run(char **argv, const char *log)
+static int spawn_run(char *const *argv, const char *log)
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -377,13 +385,13 @@ struct run_opts {
 };
 
 static void run_revision(const struct scenario *sc, const struct sc_rev *r, struct run_opts *ro,
-			 struct sc_observed *o)
+			 struct sc_observed *o, const char *seed)
 {
 	char dir[PATH_MAX + 80], log[PATH_MAX + 160], json[PATH_MAX + 160];
 	memset(o, 0, sizeof *o);
 	int argc;
 	char **base = scenario_run_argv(sc, r, &argc);
-	char **argv = base ? calloc((size_t)argc + 6, sizeof *argv) : NULL;
+	char **argv = base ? calloc((size_t)argc + 8, sizeof *argv) : NULL;
 	if (!argv) {
 		free(base);
 		snprintf(o->err, sizeof o->err, "out of memory");
@@ -392,6 +400,10 @@ static void run_revision(const struct scenario *sc, const struct sc_rev *r, stru
 	argv[0] = "lockstorm";
 	memcpy(argv + 1, base, (size_t)argc * sizeof *argv);
 	int n = argc + 1;
+	if (seed) { /* after the file's own -s: the last one counts */
+		argv[n++] = "-s";
+		argv[n++] = (char *)seed;
+	}
 	argv[n++] = "-q";
 	if (ro->outdir) {
 		snprintf(dir, sizeof dir, "%s/%s", ro->outdir, sc->name);
@@ -481,6 +493,87 @@ void sc_got_text(const struct sc_observed *o, char *out, size_t len)
 	}
 }
 
+/* What a revision's counterexamples show when replayed (`lockstorm replay FILE --json`). */
+struct sc_cex {
+	unsigned viol;         /* invariants the replays violate */
+	int bad;               /* one no longer shows its violation: diverged or gone */
+	int error;             /* one could not be replayed */
+	char why[700];
+};
+
+static void replay_cexes(const struct scenario *sc, const struct sc_rev *r, const struct run_opts *ro,
+			 struct sc_cex *c)
+{
+	memset(c, 0, sizeof *c);
+	for (unsigned k = 0; k < r->ncex; k++) {
+		char log[PATH_MAX + 200], json[PATH_MAX + 200];
+		if (ro->outdir) {
+			snprintf(log, sizeof log, "%s/%s/%s.cex-%u.log", ro->outdir, sc->name, r->label, k + 1);
+			snprintf(json, sizeof json, "%s/%s/%s.cex-%u.json", ro->outdir, sc->name, r->label, k + 1);
+		} else {
+			snprintf(log, sizeof log, "%s/%s.%s.cex-%u.log", ro->tmp, sc->name, r->label, k + 1);
+			snprintf(json, sizeof json, "%s/%s.%s.cex-%u.json", ro->tmp, sc->name, r->label, k + 1);
+		}
+		char *argv[] = { "lockstorm", "replay", r->cex[k], "-q", "--json", json, NULL };
+		unlink(json);
+		int rc = spawn_run(argv, log);
+		const char *base = strrchr(r->cex[k], '/') ? strrchr(r->cex[k], '/') + 1 : r->cex[k];
+		json_t *o = rc == 0 || rc == 1 || rc == 5 ? json_load_file(json, 0, NULL) : NULL;
+		if (!o) {
+			char last[400];
+			last_line(log, last, sizeof last);
+			c->error = 1;
+			snprintf(c->why, sizeof c->why, "replay of %s exited %d: %s", base, rc, *last ? last : "(no output)");
+		} else if (rc == 1) {
+			size_t i;
+			json_t *v;
+			json_array_foreach(json_object_get(o, "invariants"), i, v) {
+				int inv = json_string_value(v) ? sc_inv_index(json_string_value(v)) : -1;
+				if (inv >= 0)
+					c->viol |= 1u << inv;
+			}
+		} else if (!c->bad) {
+			const char *how = json_string_value(json_object_get(o, "how"));
+			c->bad = 1;
+			if (rc == 5)
+				snprintf(c->why, sizeof c->why, "counterexample %s no longer replays: %s (the model changed: "
+					 "make it again with lockstorm explore, see docs/scenarios.md)", base, how ? how : "?");
+			else
+				snprintf(c->why, sizeof c->why, "counterexample %s: the violation no longer happens on its "
+					 "steps", base);
+		}
+		json_decref(o);
+		if (!ro->outdir) {
+			unlink(json);
+			if (!c->error)
+				unlink(log);
+		}
+	}
+}
+
+/* A FAIL revision with counterexamples: they decide (1 as expected, 0 not, -1 no verdict); the torture
+ * run can add invariants they do not show, never take one away. */
+static int judge_cex(const struct sc_rev *r, const struct sc_cex *c, const struct sc_observed *o, char *why,
+		     size_t len)
+{
+	char want[256], invs[256];
+	if (c->error) {
+		snprintf(why, len, "%s", c->why);
+		return -1;
+	}
+	if (c->bad) {
+		snprintf(why, len, "%s", c->why);
+		return 0;
+	}
+	unsigned held = r->inv_mask & ~(c->viol | (o->ran ? o->viol : 0));
+	if (!held)
+		return 1;
+	sc_inv_list(r->inv_mask, want, sizeof want);
+	sc_inv_list(held, invs, sizeof invs);
+	snprintf(why, len, "expected %s to break; %s held in the counterexamples and the torture run", want, invs);
+	return 0;
+}
+
 static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 {
 	if (!ro->quiet) {
@@ -492,17 +585,42 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 	for (unsigned i = 0; i < sc->nrev; i++) {
 		const struct sc_rev *r = &sc->rev[i];
 		struct sc_observed *o = malloc(sizeof *o);
-		char ex[300], got[300], why[600];
+		struct sc_cex cx;
+		char ex[300], got[600], why[800];
 		if (!o) {
 			ro->errors++;
 			continue;
 		}
 		double t0 = now_s();
-		run_revision(sc, r, ro, o);
+		if (r->ncex) /* the deterministic half first; the torture run is the informative second */
+			replay_cexes(sc, r, ro, &cx);
+		/* a FAIL without a counterexample: the torture tries the file's seeds until one shows it */
+		unsigned nseed = r->expect == SC_EXPECT_FAIL && !r->ncex ? sc->nseeds : 0, tried = 0;
+		char seed[32] = "";
+		do {
+			if (nseed)
+				snprintf(seed, sizeof seed, "%llu", sc->seeds[tried]);
+			run_revision(sc, r, ro, o, nseed ? seed : NULL);
+			tried++;
+		} while (tried < nseed && o->ran && (r->inv_mask & ~o->viol));
 		double dt = now_s() - t0;
-		int j = judge(r, o, why, sizeof why);
+		int j = r->ncex ? judge_cex(r, &cx, o, why, sizeof why) : judge(r, o, why, sizeof why);
 		expect_text(r, ex, sizeof ex);
-		sc_got_text(o, got, sizeof got);
+		if (r->ncex) {
+			char invs[256], tort[300];
+			sc_inv_list(cx.viol, invs, sizeof invs);
+			sc_got_text(o, tort, sizeof tort);
+			if (cx.error || cx.bad)
+				snprintf(got, sizeof got, "no counterexample verdict; torture %s", tort);
+			else
+				snprintf(got, sizeof got, "FAIL (%s) replayed; torture %s", invs, tort);
+		} else {
+			sc_got_text(o, got, sizeof got);
+			if (nseed) {
+				size_t l = strlen(got);
+				snprintf(got + l, sizeof got - l, " (seed %s, %u of %u tried)", seed, tried, nseed);
+			}
+		}
 		if (r->expect == SC_EXPECT_BOUND && o->ran) {
 			size_t l = strlen(got);
 			/* no verdict can show a bound: what the run did instead */
@@ -512,6 +630,8 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 		ro->revs++;
 		printf("%-*s  %-*s  %-8s %5.1fs  expect %-*s  got %s\n", ro->wname, sc->name, ro->wlabel, r->label,
 		       j > 0 ? "ok" : j == 0 ? "MISMATCH" : "ERROR", dt, ro->wexpect, ex, got);
+		if (j > 0 && r->ncex && !o->ran)
+			printf("    (the torture run gave no verdict: %s)\n", o->err);
 		if (j <= 0) {
 			printf("    %s\n", why);
 			if (j == 0) {

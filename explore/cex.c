@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,39 @@ uint64_t failure_sig(const struct explorer *ex, const struct xexec *x)
 	}
 	free(keep);
 	return h;
+}
+
+/* ---- where an execution ran ---- */
+
+/* The directory the scratch directory was made in (--dir, or the default). */
+void x_base_dir(const struct explorer *ex, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", ex->xdir);
+	char *slash = strrchr(buf, '/');
+	if (slash && slash != buf)
+		*slash = '\0';
+}
+
+/* The file-system type of PATH by its magic number ("tmpfs", "ext4", ...; "fs 0x..." if unknown). */
+void x_fs_type(const char *path, char *buf, size_t len)
+{
+	static const struct { unsigned long magic; const char *name; } known[] = {
+		{ 0x01021994UL, "tmpfs" }, { 0xEF53UL, "ext4" }, { 0x58465342UL, "xfs" },
+		{ 0x9123683EUL, "btrfs" }, { 0x6969UL, "nfs" }, { 0x794C7630UL, "overlay" },
+		{ 0x65735546UL, "fuse" }, { 0xFF534D42UL, "cifs" }, { 0x2FC12FC1UL, "zfs" },
+		{ 0x858458F6UL, "ramfs" }, { 0x01161970UL, "gfs2" }, { 0x73717368UL, "squashfs" },
+	};
+	struct statfs sf;
+	if (statfs(path, &sf) != 0) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if ((unsigned long)sf.f_type == known[i].magic) {
+			snprintf(buf, len, "%s", known[i].name);
+			return;
+		}
+	snprintf(buf, len, "fs 0x%lx", (unsigned long)sf.f_type);
 }
 
 /* ---- counterexample files ---- */
@@ -107,6 +141,11 @@ json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *f
 	story_print(NULL, ex, x, 0, story);
 	json_object_set_new(o, "story", story);
 	json_object_set_new(o, "steps", steps_json(ex, x));
+	char base[PATH_MAX], fs[64];
+	x_base_dir(ex, base, sizeof base);
+	x_fs_type(base, fs, sizeof fs);
+	json_object_set_new(o, "dir", json_string(base)); /* replay makes its scratch directory there too */
+	json_object_set_new(o, "fs", json_string(fs));
 	json_object_set_new(o, "found_by", json_pack("{s:s,s:I}", "strategy", found_by, "schedule",
 						     (json_int_t)schedule));
 	return o;

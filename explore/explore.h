@@ -64,6 +64,11 @@ void explore_lines_free(char **lines, size_t n);
 /* The commands; argv after the command name.  Exit codes as everywhere. */
 int explore_main(int argc, char **argv);
 int replay_main(int argc, char **argv);
+int triage_main(int argc, char **argv);
+/* `lockstorm triage OUTDIR` on a kept run (also `run --triage`): counterexamples
+ * go to ODIR (NULL: OUTDIR/triage).  Exit code as triage_main's: 1 confirmed,
+ * 0 not reproduced within BUDGET_MS (or nothing to triage), 2 bad input, 3 harness. */
+int triage_outdir(const char *outdir, const char *odir, int64_t budget_ms, int quiet);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
  *   coverage.c  step pairs and protocol points hit
  *   search.c    `lockstorm explore`: the search loop
  *   replay.c    `lockstorm replay`
+ *   triage.c    `lockstorm triage`: a failing run's journals to a targeted explore
  */
 #ifndef LS_XINT_H
 #define LS_XINT_H
@@ -216,6 +217,9 @@ json_t *steps_json(const struct explorer *ex, const struct xexec *x);
 /* cex.c */
 uint64_t failure_sig(const struct explorer *ex, const struct xexec *x);
 json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *found_by, uint64_t schedule);
+void x_base_dir(const struct explorer *ex, char *buf, size_t len);
+void x_fs_type(const char *path, char *buf, size_t len);
+extern const char *const kind_names[]; /* "run", "stall", "crash", "pause" by enum xkind */
 int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
 	     char *why, size_t len);
 

@@ -78,6 +78,8 @@ void runcfg_usage(FILE *f)
 	      "      --junit FILE        write JUnit XML: one testcase per invariant (n/a ones skipped)\n"
 	      "      --keep              keep the work directory\n"
 	      "      --trace             journal every fsx call and point (EV_STEP records)\n"
+	      "      --triage[=D]        when the run fails, triage it: a targeted explore within D (default\n"
+	      "                          60s) for a counterexample (lockstorm triage); the run's exit stays 1\n"
 	      "  -q, --quiet             only the verdict line\n"
 	      "  -v, --verbose           more detail in the summary\n"
 	      "  -h, --help              this help\n"
@@ -152,7 +154,7 @@ int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, siz
 
 enum {
 	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
-	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC,
+	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC, OPT_TRIAGE,
 };
 
 const char runcfg_shortopts[] = "p:w:n:d:s:o:qvh";
@@ -176,6 +178,7 @@ const struct option runcfg_longopts[] = {
 	{ "exec", required_argument, NULL, OPT_EXEC },
 	{ "keep", no_argument, NULL, OPT_KEEP },
 	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "triage", optional_argument, NULL, OPT_TRIAGE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -295,6 +298,13 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		case OPT_TRACE:
 			cfg->trace = 1;
 			break;
+		case OPT_TRIAGE: { /* a failing run is triaged at its end (cli: lockstorm triage) */
+			char msg[160];
+			cfg->triage_ms = 60000;
+			if (optarg && (num_ms(optarg, 0, &cfg->triage_ms, msg, sizeof msg) || cfg->triage_ms < 1000))
+				return runcfg_fail(why, len, "--triage=%s: want a budget of 1s or more", optarg);
+			break;
+		}
 		case 'q':
 			cfg->quiet = 1;
 			break;

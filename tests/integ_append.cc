@@ -153,18 +153,28 @@ TEST(IntegAppend, PidlockSingleTryIsBusyNotUnsafe)
  * then removes, and takes the lock beside its holder. */
 TEST(IntegAppend, PidlockClearRemovesANewHoldersLock)
 {
+	/* whether a clearer's stall meets another clearer is the machine's timing: a bounded list of
+	 * seeds until one shows both (scenarios/pidlock-clear-race.cex.json shows them exactly) */
 	ScratchDir d;
-	CmdResult r = lockstorm("run -w hold -p pidlock --param wait_ms=1s --param hold_ms=10ms -n 4 --ops 200 "
-				"--fault 'crash@pidlock/acquire/after-close:p=0.1' "
-				"--fault 'stall@pidlock/clear/after-kill:p=0.5,for=3ms' --respawn -q --dir " +
-				d.sub("w") + " --json " + d.sub("r.json"));
-	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
-	ASSERT_TRUE(rep.root);
-	EXPECT_GT(rep.violations("own-release"), 0) << "the stalled clearer unlinked a live holder's lock";
-	EXPECT_GT(rep.violations("exclusion"), 0);
-	EXPECT_GT(rep.total("crashes"), 0);
-	EXPECT_GT(rep.total("stalls"), 0);
+	bool shown = false;
+	std::string seen;
+	for (int seed : { 1, 2, 3, 4, 5, 6 }) {
+		CmdResult r = lockstorm("run -w hold -p pidlock --param wait_ms=1s --param hold_ms=10ms -n 4 --ops 200 "
+					"--fault 'crash@pidlock/acquire/after-close:p=0.1' "
+					"--fault 'stall@pidlock/clear/after-kill:p=0.5,for=3ms' --respawn -q -s " +
+					std::to_string(seed) + " --dir " + d.sub("w") + " --json " + d.sub("r.json"));
+		Report rep(d.sub("r.json"));
+		ASSERT_TRUE(rep.root) << r.err;
+		EXPECT_GT(rep.total("crashes"), 0);
+		EXPECT_GT(rep.total("stalls"), 0);
+		seen += "seed " + std::to_string(seed) + ": " + r.out;
+		/* own-release: the stalled clearer unlinked a live holder's lock */
+		if (r.status == 1 && rep.violations("own-release") > 0 && rep.violations("exclusion") > 0) {
+			shown = true;
+			break;
+		}
+	}
+	EXPECT_TRUE(shown) << seen;
 }
 
 /* K-JL-2, one writer and two readers (writers=1: no K-JL-1), under a kernel

@@ -167,13 +167,23 @@ TEST(IntegLockfile, MixedFleetOldTakerStalledPastTheGraceIsADoubleHolder)
 				  "--fault 'stall@update/write/after-read:workers=0,2,for=5ms' "
 				  "--time-scale 0.01 -w update -n 4 -d 2s -s 1";
 	{
-		ScratchDir d;
-		CmdResult r = run_in(d, "-p lockfile-legacy,lockfile-recorded " + fault);
-		EXPECT_EQ(r.status, 1) << r.out << r.err;
-		Report rep(d.sub("r.json"));
-		ASSERT_TRUE(rep.root);
-		EXPECT_GT(rep.violations("exclusion"), 0)
-			<< rep.total("stalls") << " stalls, " << rep.total("busy") << " busy";
+		/* whether a new taker meets a stalled old one within 2 s is the machine's timing: a
+		 * bounded list of seeds, until one shows it (the last -s counts) */
+		bool shown = false;
+		std::string seen;
+		for (int seed : { 1, 2, 3, 4, 5, 6 }) {
+			ScratchDir d;
+			CmdResult r = run_in(d, "-p lockfile-legacy,lockfile-recorded " + fault + " -s " + std::to_string(seed));
+			Report rep(d.sub("r.json"));
+			ASSERT_TRUE(rep.root);
+			seen += "seed " + std::to_string(seed) + ": " + r.out + " " + std::to_string(rep.total("stalls")) +
+				" stalls, " + std::to_string(rep.total("busy")) + " busy\n";
+			if (r.status == 1 && rep.violations("exclusion") > 0) {
+				shown = true;
+				break;
+			}
+		}
+		EXPECT_TRUE(shown) << seen;
 	}
 	{
 		ScratchDir d;

@@ -92,21 +92,33 @@ TEST(IntegRun, LegacyMkdirLockLosesWritesWhenAHolderStallsPastTheStaleAge)
 {
 	ScratchDir d;
 	/* Stalls at every legacy step, and between the read and the rename (K-ML-2's
-	 * window), so both known interleavings are hit in every run, not in most. */
-	CmdResult r = lockstorm("run -p mkdir-legacy -w update -n 8 --ops 600 --time-scale 0.01 -s 7 "
-				"--fault 'stall@mkdir-legacy/*:p=0.05,for=1.5stale' "
-				"--fault 'stall@update/write/after-read:p=0.05,for=1.5stale' -q --dir " +
-				d.sub("w") + " -o " + d.sub("out") + " --json " + d.sub("r.json"));
-	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
-	ASSERT_TRUE(rep.root);
-	EXPECT_GT(rep.violations("exclusion"), 0);        /* K-ML-1 */
-	EXPECT_GT(rep.violations("no-lost-writes"), 0);   /* K-ML-2 */
-	EXPECT_GT(rep.violations("zombie-write"), 0);     /* the stalled holder wrote after the reclaim */
-	EXPECT_GT(rep.violations("own-release"), 0);      /* its release removed the next holder's lock */
-	EXPECT_GT(rep.total("stalls"), 0);
-	/* the report names the workers involved */
-	EXPECT_NE(rep.example("exclusion").find("w"), std::string::npos);
+	 * window), so both known interleavings are hit in almost every run; which run is
+	 * the machine's timing, so a bounded list of seeds until one shows all four
+	 * (docs/cex/mkdir-legacy-k-ml-*.json show them exactly, IntegExplore). */
+	std::string seen;
+	bool shown = false;
+	for (int seed : { 7, 1, 2, 3, 4, 5 }) {
+		CmdResult r = lockstorm("run -p mkdir-legacy -w update -n 8 --ops 600 --time-scale 0.01 -s " +
+					std::to_string(seed) + " "
+					"--fault 'stall@mkdir-legacy/*:p=0.05,for=1.5stale' "
+					"--fault 'stall@update/write/after-read:p=0.05,for=1.5stale' -q --dir " +
+					d.sub("w") + " -o " + d.sub("out") + " --json " + d.sub("r.json"));
+		Report rep(d.sub("r.json"));
+		ASSERT_TRUE(rep.root);
+		EXPECT_GT(rep.total("stalls"), 0);
+		/* the report names the workers involved */
+		if (rep.violations("exclusion") > 0) {
+			EXPECT_NE(rep.example("exclusion").find("w"), std::string::npos);
+		}
+		seen += "seed " + std::to_string(seed) + ": " + r.out;
+		if (r.status == 1 && rep.violations("exclusion") > 0 && rep.violations("no-lost-writes") > 0 &&
+		    rep.violations("zombie-write") > 0 && rep.violations("own-release") > 0) {
+			shown = true; /* K-ML-1, K-ML-2, the stalled holder's write and its release */
+			break;
+		}
+	}
+	ASSERT_TRUE(shown) << seen;
+	Report rep(d.sub("r.json")); /* the run that showed them */
 
 	/* check re-derives the same verdict from the kept files alone */
 	CmdResult c = lockstorm("check " + d.sub("out") + " --json " + d.sub("c.json"));

@@ -286,3 +286,56 @@ TEST(IntegScenario, UsageErrorsAndShow)
 	EXPECT_NE(show.out.find("lockstorm run -p lockfile-recorded"), std::string::npos) << show.out;
 	EXPECT_NE(show.out.find("expect FAIL (liveness)"), std::string::npos) << show.out;
 }
+
+/* A FAIL revision with a counterexample: its replay decides, the torture run only informs. */
+TEST(IntegScenario, ACounterexampleDecidesAFailWhateverTheTortureShows)
+{
+	ScratchDir d;
+	const std::string kml1 = std::string(LS_SOURCE_DIR) + "/docs/cex/mkdir-legacy-k-ml-1.json";
+	write_file(d.sub("k.cex.json"), slurp(kml1));
+	/* one worker cannot hold twice: the torture passes every time */
+	const std::string sc = "name k\nrevision beta.5 mkdir-legacy\nexpect beta.5 fail exclusion\ncex beta.5\n"
+			       "-w update\n-n 1\n--ops 5\n";
+	write_file(d.sub("k.scenario"), sc);
+	CmdResult r = run_cmd("TMPDIR=" + d.path + " " + BIN + " scenario run " + d.sub("k.scenario") + " -q");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	std::vector<std::string> l = lines_of(r.out, "k");
+	ASSERT_GE(l.size(), 1u) << r.out;
+	EXPECT_NE(l[0].find(" ok "), std::string::npos) << l[0];
+	EXPECT_NE(l[0].find("got FAIL (exclusion"), std::string::npos) << l[0];
+	EXPECT_NE(l[0].find(") replayed; torture PASS"), std::string::npos) << l[0];
+
+	/* the counterexample edited: it no longer replays, and the line says so */
+	json_t *o = json_load_file(kml1.c_str(), 0, nullptr);
+	ASSERT_TRUE(o);
+	json_array_set_new(json_object_get(o, "steps"), 2, json_string("w7 rename a -> b -> ok"));
+	ASSERT_EQ(json_dump_file(o, d.sub("k.cex.json").c_str(), JSON_INDENT(1)), 0);
+	json_decref(o);
+	CmdResult m = run_cmd("TMPDIR=" + d.path + " " + BIN + " scenario run " + d.sub("k.scenario") + " -q");
+	EXPECT_EQ(m.status, 1) << m.out << m.err;
+	EXPECT_NE(m.out.find("MISMATCH"), std::string::npos) << m.out;
+	EXPECT_NE(m.out.find("counterexample k.cex.json no longer replays: step 3 differs"), std::string::npos) << m.out;
+
+	/* a cex line on a revision that expects pass, and one naming a missing file: bad files */
+	write_file(d.sub("p.scenario"), "name p\nrevision flock\nexpect flock pass\ncex flock k.cex.json\n-w update\n");
+	EXPECT_EQ(lockstorm("scenario run " + d.sub("p.scenario")).status, 2);
+	write_file(d.sub("q.scenario"), "name q\nrevision none\nexpect none fail exclusion\ncex none\n-w update\n");
+	CmdResult q = lockstorm("scenario run " + d.sub("q.scenario"));
+	EXPECT_EQ(q.status, 2) << q.out;
+	EXPECT_NE(q.err.find("q.scenario:4: cex none: no file "), std::string::npos) << q.err;
+	CmdResult ls = run_cmd("ls -A " + d.path);
+	EXPECT_EQ(ls.out, "k.cex.json\nk.scenario\np.scenario\nq.scenario\n") << "nothing left in TMPDIR";
+}
+
+/* Without a counterexample a FAIL tries the file's seeds until one shows it. */
+TEST(IntegScenario, SeedsAreTriedInTurnUntilOneShowsTheFailure)
+{
+	ScratchDir d;
+	write_file(d.sub("s.scenario"), "name s\nrevision none\nexpect none fail exclusion\nseeds 1,2,3,4\n"
+					"-w update\n-n 4\n--ops 100\n");
+	CmdResult r = run_cmd("TMPDIR=" + d.path + " " + BIN + " scenario run " + d.sub("s.scenario") + " -q");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find(" of 4 tried)"), std::string::npos) << r.out;
+	write_file(d.sub("t.scenario"), "name t\nrevision none\nexpect none fail exclusion\nseeds 1,x\n-w update\n");
+	EXPECT_EQ(lockstorm("scenario run " + d.sub("t.scenario")).status, 2);
+}

@@ -46,6 +46,7 @@ struct run_config {
 	int quiet;
 	int verbose;
 	int trace;
+	int64_t triage_ms;      /* --triage: the triage budget when the run fails; 0 off */
 	int workdir_ours;       /* we made it (mkdtemp): remove it all at the end */
 	int outdir_temp;        /* no -o: journals go to a temp dir removed at the end */
 };
