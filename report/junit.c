@@ -131,11 +131,14 @@ static void testcase(FILE *f, const char *classname, const char *name, int appli
 	fputs("</failure>\n    </testcase>\n", f);
 }
 
-static void open_suites(FILE *f, unsigned tests, unsigned failures, unsigned errors, unsigned skipped, double time)
+/* The root carries no skipped count: Jenkins xUnit's junit-10.xsd
+ * (tests/junit-10.xsd) allows name, time, tests, failures and errors only;
+ * each <testsuite> has its own skipped. */
+static void open_suites(FILE *f, unsigned tests, unsigned failures, unsigned errors, double time)
 {
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
-	fprintf(f, "<testsuites name=\"lockstorm\" tests=\"%u\" failures=\"%u\" errors=\"%u\" skipped=\"%u\" time=\"%.3f\">\n",
-		tests, failures, errors, skipped, time);
+	fprintf(f, "<testsuites name=\"lockstorm\" tests=\"%u\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
+		tests, failures, errors, time);
 }
 
 static void open_suite(FILE *f, const char *name, unsigned tests, unsigned failures, unsigned errors,
@@ -174,7 +177,7 @@ int junit_write_result(const char *path, const struct run_config *cfg, const str
 		else if (res->inv[i].violations)
 			failures++;
 	}
-	open_suites(f, tests, failures, 0, skipped, res->elapsed_s);
+	open_suites(f, tests, failures, 0, res->elapsed_s);
 	open_suite(f, suite, tests, failures, 0, skipped, res->elapsed_s);
 	fputs("    <properties>\n", f);
 	property(f, "protocols", protos);
@@ -237,7 +240,7 @@ int junit_write_reports(const char *path, size_t n, const char *const *names, js
 		}
 		time += json_number_value(json_object_get(json_object_get(report[r], "throughput"), "elapsed_s"));
 	}
-	open_suites(f, tests, failures, errors, skipped, time);
+	open_suites(f, tests, failures, errors, time);
 	for (size_t r = 0; r < n; r++) {
 		json_t *invs = json_object_get(report[r], "invariants");
 		unsigned t = 0, fl = 0, sk = 0;
