@@ -536,10 +536,15 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 				snprintf(ro->first_bad, sizeof ro->first_bad, "%s %s: %s", sc->name, r->label, why);
 		}
 		if (ro->junit) {
-			char msg[1000];
+			char msg[1000], text[4000];
+			size_t tl = (size_t)snprintf(text, sizeof text, "%s", why);
+			for (int k = 0; j == 0 && o->ran && k < INV__COUNT && tl < sizeof text; k++)
+				if (o->viol & (1u << k))
+					tl += (size_t)snprintf(text + tl, sizeof text - tl, "\n%s: %s",
+							       check_inv_name((enum inv_id)k), o->example[k]);
 			snprintf(msg, sizeof msg, "expect %s, got %s%s%s", ex, got, j > 0 ? "" : ": ", j > 0 ? "" : why);
 			junit_doc_case(ro->junit, cls, r->label, dt, j > 0 ? JUNIT_PASS : j == 0 ? JUNIT_FAILURE : JUNIT_ERROR,
-				       msg, j > 0 ? NULL : why);
+				       msg, j > 0 ? NULL : text);
 		}
 		if (r->expect == SC_EXPECT_BOUND && !ro->quiet)
 			wrap(stdout, r->bound, 4);

@@ -179,8 +179,10 @@ TEST(Junit, ScenarioRunWritesATestcasePerRevision)
 	ASSERT_TRUE(root) << why;
 	cases = json_object_get(json_array_get(json_object_get(root, "suites"), 0), "cases");
 	EXPECT_STREQ(str(json_array_get(cases, 0), "status"), "failed");
-	EXPECT_NE(std::string(str(json_array_get(cases, 0), "message")).find("expect pass"), std::string::npos)
+	EXPECT_NE(std::string(str(json_array_get(cases, 0), "message")).find("expect PASS, got FAIL (liveness)"), std::string::npos)
 		<< str(json_array_get(cases, 0), "message");
+	EXPECT_NE(std::string(str(json_array_get(cases, 0), "text")).find("liveness: "), std::string::npos)
+		<< str(json_array_get(cases, 0), "text"); /* the example, in plain words */
 	EXPECT_STREQ(str(json_array_get(cases, 1), "status"), "passed");
 	json_decref(root);
 }
@@ -188,7 +190,7 @@ TEST(Junit, ScenarioRunWritesATestcasePerRevision)
 TEST(Junit, ExploreWritesATestcasePerInvariant)
 {
 	ScratchDir d;
-	CmdResult r = run_cmd(BIN + " explore -p mkdir-legacy -n 3 --ops 2 --schedules 400 --all -q -o " + d.sub("cex") +
+	CmdResult r = run_cmd(BIN + " explore -p mkdir-legacy -n 3 --ops 2 --schedules 20 -q -o " + d.sub("cex") +
 			      " --junit " + d.sub("ex.xml"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_EQ(xsd_problem(d.sub("ex.xml")), "");
