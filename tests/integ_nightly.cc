@@ -392,11 +392,12 @@ TEST(Nightly, AKilledShardLeavesItsArtifacts)
 {
 	ScratchDir d;
 	std::string cmd = NIGHTLY + " --budget 120 --protocols flock --profiles none,stalls,errnos --no-explore"
-				    " --workers 2 --min-cell 0.3 --max-cell 0.3 --html none --baseline '' --out " +
+				    " --workers 2 --min-cell 0.3 --max-cell 0.3 --html none --baseline /dev/null --out " +
 			  d.sub("n");
 	/* the kill follows the first cell's progress line, which the shard prints after writing the four */
-	CmdResult r = run_cmd("setsid sh -c 'echo $$ > " + d.sub("pid") + "; exec " + cmd + " 2>&1' | { grep -m1 -q "
-			      "'nightly: \\[1/3\\]' && kill -KILL -$(cat " + d.sub("pid") + "); cat >/dev/null; }");
+	/* in a subshell: run_cmd's own redirections must not replace the pipe grep reads */
+	CmdResult r = run_cmd("( setsid sh -c 'echo $$ > " + d.sub("pid") + "; exec " + cmd + " 2>&1' | { grep -m1 -q "
+			      "'nightly: \\[1/3\\]' && kill -KILL -$(cat " + d.sub("pid") + "); cat >/dev/null; } )");
 	ASSERT_EQ(r.status, 0) << r.out << r.err;
 	json_t *root = load(d.sub("n/shard.json"));
 	ASSERT_TRUE(root);
