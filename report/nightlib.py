@@ -369,7 +369,7 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", e
                "<p><b>%s</b></p>" % _x(status) if status else "", _x(note)),
            '<p><span class="c pass">pass</span> <span class="c known">known failures only</span> '
            '<span class="c new">new failure</span> <span class="c error">harness error</span> '
-           '<span class="c skip">skipped or cut (budget)</span> <span class="c na">not run (yet)</span></p>'
+           '<span class="c skip">skipped or cut (budget)</span> <span class="c na">not in this shard, or not run yet</span></p>'
            '<table><tr><th>protocol</th>']
     columns = list(profiles) + ([EXPLORE] if explore_protocols else [])
     out += ["<th>%s</th>" % _x(p) for p in columns]
