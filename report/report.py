@@ -502,7 +502,8 @@ def render_html(run, title=None, page=None):
 
     w('<section id="throughput"><h2>Throughput over time</h2>%s<p class="note">Markers below the axis are '
       'injected faults (a line after a stall or stop shows its length) and driver kills; the dashed line is the '
-      'stop.</p></section>' % img(plot_throughput(run, plt), "throughput over time"))
+      'stop; triangles above the curve are violations, one colour per invariant, each reported example at the '
+      'first journal record it cites.</p></section>' % img(plot_throughput(run, plt), "throughput over time"))
 
     wd, hd = thr["wait_ms"], thr["hold_ms"]
     w('<section id="latency"><h2>Acquire wait and hold time</h2>%s<table><tr><th></th><th class="num">p50 ms</th>'
