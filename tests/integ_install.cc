@@ -61,6 +61,11 @@ TEST(Install, TheInstalledBinaryNeedsNoSourceTree)
 			      d.sub("r.md"));
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(slurp(d.sub("r.html")).find("id=\"throughput\""), std::string::npos);
+	/* the liblockfile adapter's binary from PREFIX/lib/lockstorm/adapters (when the build made one) */
+	if (exists(BUILD + "/adapters/ls_adapter_liblockfile")) {
+		r = elsewhere(d, p + "/bin/lockstorm run -p ext:liblockfile -n 2 --ops 20 -q");
+		EXPECT_EQ(r.status, 0) << r.out << r.err;
+	}
 	/* the preload shim from PREFIX/lib/lockstorm */
 	r = elsewhere(d, p + "/bin/lockstorm exec --fault errno@fs/mkdir:err=EPERM -- mkdir " + d.sub("x"));
 	EXPECT_NE(r.status, 0) << r.out << r.err;
