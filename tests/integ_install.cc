@@ -124,6 +124,12 @@ TEST(Install, CpackMakesADebianPackage)
 			       "./usr/share/lockstorm/adapters/flock1/run", "./usr/share/man/man1/lockstorm.1",
 			       "./usr/share/bash-completion/completions/lockstorm" })
 		EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
+	/* the package's tree runs on its own: unpacked anywhere, its lockstorm finds its files */
+	ASSERT_EQ(run_cmd("dpkg-deb -x " + file + " " + d.sub("root")).status, 0);
+	r = elsewhere(d, d.sub("root") + "/usr/bin/lockstorm run -p flock -n 2 -d 1s -q");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	r = elsewhere(d, d.sub("root") + "/usr/bin/lockstorm scenario list");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	r = run_cmd("dpkg-deb -f " + file + " Package Depends");
 	EXPECT_NE(r.out.find("Package: lockstorm"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("python3-matplotlib"), std::string::npos) << r.out;
