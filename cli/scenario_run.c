@@ -24,6 +24,7 @@
 
 #include "../check/verdict.h"
 #include "../check/checker.h"
+#include "../report/junit.h"
 #include "scenario_file.h"
 
 #ifndef LS_SOURCE_DIR
@@ -382,6 +383,7 @@ struct run_opts {
 	unsigned revs, bad, errors;
 	char first_bad[600];
 	struct verdict v;   /* FAIL (scenario: revision, ..) for each revision not as expected */
+	struct junit_doc *junit; /* --junit: a suite per scenario, a testcase per revision; or NULL */
 };
 
 static void run_revision(const struct scenario *sc, const struct sc_rev *r, struct run_opts *ro,
@@ -576,6 +578,11 @@ static int judge_cex(const struct sc_rev *r, const struct sc_cex *c, const struc
 
 static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 {
+	char suite[300], cls[300];
+	snprintf(suite, sizeof suite, "lockstorm scenario %s", sc->name);
+	snprintf(cls, sizeof cls, "lockstorm.scenario.%s", sc->name);
+	if (ro->junit)
+		junit_doc_suite(ro->junit, suite);
 	if (!ro->quiet) {
 		printf("\n%s  (%s)\n", sc->name, sc->path);
 		if (*sc->story)
@@ -648,6 +655,17 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 			if (!ro->first_bad[0])
 				snprintf(ro->first_bad, sizeof ro->first_bad, "%s %s: %s", sc->name, r->label, why);
 		}
+		if (ro->junit) {
+			char msg[1000], text[4000];
+			size_t tl = (size_t)snprintf(text, sizeof text, "%s", why);
+			for (int k = 0; j == 0 && o->ran && k < INV__COUNT && tl < sizeof text; k++)
+				if (o->viol & (1u << k))
+					tl += (size_t)snprintf(text + tl, sizeof text - tl, "\n%s: %s",
+							       check_inv_name((enum inv_id)k), o->example[k]);
+			snprintf(msg, sizeof msg, "expect %s, got %s%s%s", ex, got, j > 0 ? "" : ": ", j > 0 ? "" : why);
+			junit_doc_case(ro->junit, cls, r->label, dt, j > 0 ? JUNIT_PASS : j == 0 ? JUNIT_FAILURE : JUNIT_ERROR,
+				       msg, j > 0 ? NULL : text);
+		}
 		if (r->expect == SC_EXPECT_BOUND && !ro->quiet)
 			wrap(stdout, r->bound, 4);
 		fflush(stdout);
@@ -674,9 +692,10 @@ static void rm_tmp(const char *dir)
 }
 
 static const char sc_run_usage[] =
-	"usage: lockstorm scenario run NAME|FILE.. [-o OUTDIR] [-q]\n"
-	"       lockstorm scenario run --all [-o OUTDIR] [-q]\n"
+	"usage: lockstorm scenario run NAME|FILE.. [-o OUTDIR] [--junit FILE] [-q]\n"
+	"       lockstorm scenario run --all [-o OUTDIR] [--junit FILE] [-q]\n"
 	"  -a, --all         every scenario of the library\n"
+	"      --junit FILE  JUnit XML: a testsuite per scenario, a testcase per revision (failure: not as expected)\n"
 	"  -o, --out OUTDIR  keep every revision's run as OUTDIR/SCENARIO/REVISION (journals, report.json)\n"
 	"                    and its output as OUTDIR/SCENARIO/REVISION.log\n"
 	"  -q, --quiet       one line per scenario and revision (no stories, no bound texts)\n"
@@ -696,14 +715,19 @@ int sc_run(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "junit", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *junit = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ao:qh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'J':
+			junit = optarg;
+			break;
 		case 'a':
 			all = 1;
 			break;
@@ -802,6 +826,10 @@ int sc_run(int argc, char **argv)
 				ro.wexpect = (int)strlen(ex);
 		}
 	}
+	if (junit && !(ro.junit = junit_doc_open())) {
+		rc = 3;
+		goto out;
+	}
 	double t0 = now_s();
 	for (size_t i = 0; i < nsc; i++)
 		run_scenario(scs[i], &ro);
@@ -819,7 +847,10 @@ int sc_run(int argc, char **argv)
 		printf("(run it again with -o OUTDIR to keep every revision's journals and report)\n");
 	if (!ro.outdir)
 		rm_tmp(ro.tmp);
+	if (ro.junit && junit_doc_write(ro.junit, junit) != 0)
+		fprintf(stderr, "lockstorm: scenario run: cannot write %s: %s\n", junit, strerror(errno));
 out:
+	junit_doc_free(ro.junit);
 	for (size_t i = 0; i < nsc; i++)
 		scenario_free(scs[i]);
 	free(scs);

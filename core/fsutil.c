@@ -88,12 +88,18 @@ int fsutil_find_beside(const char *beside, const char *source, enum fsutil_type 
 	if (len)
 		out[0] = '\0';
 	if (fsutil_exe_dir(dir, sizeof dir) == 0) {
+		/* a build tree (BUILD/lockstorm) or a copy with its files beside it */
 		snprintf(out, len, "%s/%s", dir, beside);
+		if (is_type(out, type))
+			return 0;
+		/* an install: PREFIX/bin/lockstorm and PREFIX/share/lockstorm/ */
+		snprintf(out, len, "%s/../share/lockstorm/%s", dir, beside);
 		if (is_type(out, type))
 			return 0;
 	}
 #ifdef LS_SOURCE_DIR
-	if (source) {
+	const char *off = getenv("LOCKSTORM_NO_SOURCE_TREE");
+	if (source && !(off && *off)) {
 		snprintf(out, len, "%s/%s", LS_SOURCE_DIR, source);
 		if (is_type(out, type))
 			return 0;

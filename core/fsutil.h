@@ -32,11 +32,14 @@ int fsutil_exe_dir(char *out, size_t len);
 /* What a file type must be for fsutil_find_beside. */
 enum fsutil_type { FSUTIL_ANY, FSUTIL_FILE, FSUTIL_DIR };
 
-/* BESIDE relative to the binary's directory (<dir of /proc/self/exe>/BESIDE),
- * else SOURCE relative to the source tree the binary was built from
- * (LS_SOURCE_DIR; skipped when SOURCE is NULL or the build has none): the
- * first that exists and is of TYPE is in out, 0.  Else -1 (ENOENT) with out
- * the last path tried. */
+/* The first of these that exists and is of TYPE is in out, 0:
+ *   <dir of /proc/self/exe>/BESIDE                  a build tree, or a copy
+ *   <dir of /proc/self/exe>/../share/lockstorm/BESIDE   an install (PREFIX/bin)
+ *   LS_SOURCE_DIR/SOURCE    the source tree the binary was built from; skipped
+ *                           when SOURCE is NULL, the build has none, or
+ *                           $LOCKSTORM_NO_SOURCE_TREE is set and not empty
+ *                           (so a test proves an install stands on its own)
+ * Else -1 (ENOENT) with out the last path tried. */
 int fsutil_find_beside(const char *beside, const char *source, enum fsutil_type type, char *out,
 		       size_t len);
 

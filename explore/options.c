@@ -70,6 +70,7 @@ static const char explore_usage[] =
 	"  -o, --out DIR            write counterexamples as DIR/cex-N.json (default ./explore-out,\n"
 	"                           made only when something is found)\n"
 	"      --json FILE          a summary: schedules, rate, failures, coverage\n"
+	"      --junit FILE         JUnit XML: a testcase per invariant, failing with its counterexamples\n"
 	"      --dir DIR            where to make the scratch directory (default /dev/shm, else /tmp)\n"
 	"      --no-pin             do not pin the explorer and its workers to the CPU it starts on\n"
 	"  -q, --quiet              only the verdict and the story\n"
@@ -206,6 +207,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		{ "points", no_argument, NULL, OPT_POINTS },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "junit", required_argument, NULL, OPT_JUNIT },
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -314,6 +316,9 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 			break;
 		case OPT_JSON:
 			snprintf(c->json, sizeof c->json, "%s", optarg);
+			break;
+		case OPT_JUNIT:
+			snprintf(c->junit, sizeof c->junit, "%s", optarg);
 			break;
 		case OPT_DIR:
 			if (strlen(optarg) >= sizeof c->dir - 64)

@@ -26,6 +26,7 @@
 #include "../core/arena.h"
 #include "../check/checker.h"
 #include "../check/verdict.h"
+#include "../report/junit.h"
 #include "../workloads/config.h"
 #include "../run/driver.h"
 #include "../core/journal.h"
@@ -57,6 +58,55 @@ struct found {
 	int inv;
 	size_t story_steps;
 };
+
+/* --junit: a testcase per invariant, failing with its distinct counterexamples
+ * (files, story lengths, the replay command); an error testcase when the
+ * search itself failed (rc 3). */
+static void explore_junit(const struct xcfg *cfg, const struct found *found, size_t nfound, int rc,
+			  double elapsed)
+{
+	char names[256] = "", suite[400], cls[300];
+	size_t used = 0;
+	for (unsigned i = 0; i < cfg->run.nproto; i++)
+		used += (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0, "%s%s",
+					 i ? "," : "", cfg->run.proto[i]->name);
+	snprintf(suite, sizeof suite, "lockstorm explore %s/%s", names, cfg->run.workload->name);
+	snprintf(cls, sizeof cls, "lockstorm.explore.%s.%s", names, cfg->run.workload->name);
+	struct junit_doc *d = junit_doc_open();
+	if (!d)
+		return;
+	junit_doc_suite(d, suite);
+	char seed[32];
+	snprintf(seed, sizeof seed, "%llu", (unsigned long long)cfg->run.seed);
+	junit_doc_property(d, "seed", seed);
+	for (int k = 0; k < INV__COUNT; k++) {
+		char *text = NULL, msg[300];
+		size_t tlen = 0;
+		unsigned hits = 0;
+		size_t shortest = 0;
+		FILE *t = open_memstream(&text, &tlen);
+		for (size_t i = 0; i < nfound; i++) {
+			if (found[i].inv != k)
+				continue;
+			if (!hits++ || found[i].story_steps < shortest)
+				shortest = found[i].story_steps;
+			if (t)
+				fprintf(t, "%s: a %zu-step story; lockstorm replay %s\n", found[i].file, found[i].story_steps,
+					found[i].file);
+		}
+		if (t)
+			fclose(t);
+		snprintf(msg, sizeof msg, "%u distinct counterexample%s, the shortest a %zu-step story", hits,
+			 hits == 1 ? "" : "s", shortest);
+		junit_doc_case(d, cls, check_inv_name((enum inv_id)k), 0, hits ? JUNIT_FAILURE : JUNIT_PASS, msg, text);
+		free(text);
+	}
+	if (rc == 3)
+		junit_doc_case(d, cls, "harness", elapsed, JUNIT_ERROR, "the search failed (exit 3)", NULL);
+	if (junit_doc_write(d, cfg->junit) != 0)
+		fprintf(stderr, "lockstorm: explore: cannot write %s: %s\n", cfg->junit, strerror(errno));
+	junit_doc_free(d);
+}
 
 /* A failing schedule kept for shrinking: its shape and deviations. */
 struct xcand {
@@ -329,6 +379,8 @@ int explore_main(int argc, char **argv)
 		}
 		json_decref(o);
 	}
+	if (cfg.junit[0])
+		explore_junit(&cfg, found, nfound, rc, elapsed);
 	json_decref(hit);
 	json_decref(missed);
 	if (x_interrupted)

@@ -63,6 +63,7 @@ struct xcfg {
 	char outdir[PATH_MAX];
 	char dir[PATH_MAX];      /* where our work directory is made */
 	char json[PATH_MAX];
+	char junit[PATH_MAX]; /* --junit FILE: a testcase per invariant, failing with its counterexamples */
 	int quiet, verbose, no_shrink;
 	struct xshape replay_sh; /* replay: the file's workers and ops */
 	int no_pin;              /* --no-pin: leave the CPU affinity alone */
@@ -177,7 +178,7 @@ struct xdfs {
 	uint64_t mismatch;       /* a prefix that did not replay the same options */
 };
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
-       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES, OPT_POINTS };
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_JUNIT, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES, OPT_POINTS };
 struct strategy {
 	struct xrandom rnd;
 	struct xpct pct;

@@ -49,6 +49,29 @@ int junit_write_reports(const char *path, size_t n, const char *const *names, js
 /* XML 1.0 text or attribute value of S. */
 void junit_escape(FILE *f, const char *s);
 
+/* A document built case by case, for commands whose testcases are not one
+ * run's invariants: `scenario run` (a suite per scenario, a case per
+ * revision) and `explore` (a case per invariant).  Calling sequence:
+ *
+ *   struct junit_doc *d = junit_doc_open();          NULL: out of memory
+ *   junit_doc_suite(d, "lockstorm scenario NAME");    then its cases:
+ *   junit_doc_case(d, CLASSNAME, NAME, SECONDS, JUNIT_FAILURE, MESSAGE, TEXT);
+ *   junit_doc_property(d, "seed", "1");              (of the current suite)
+ *   junit_doc_write(d, PATH);                        0, or -1 with errno
+ *   junit_doc_free(d);
+ *
+ * Counts are summed as the cases come; the root carries tests, failures,
+ * errors and time only (junit-10.xsd).  MESSAGE and TEXT may be NULL. */
+enum junit_outcome { JUNIT_PASS, JUNIT_FAILURE, JUNIT_ERROR, JUNIT_SKIPPED };
+struct junit_doc;
+struct junit_doc *junit_doc_open(void);
+void junit_doc_suite(struct junit_doc *d, const char *name);
+void junit_doc_property(struct junit_doc *d, const char *name, const char *value);
+void junit_doc_case(struct junit_doc *d, const char *classname, const char *name, double seconds,
+		    enum junit_outcome outcome, const char *message, const char *text);
+int junit_doc_write(struct junit_doc *d, const char *path);
+void junit_doc_free(struct junit_doc *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -97,7 +97,11 @@ def main(argv):
             if baseline is not None:
                 nightlib.classify(c, baseline)
             cells.append(c)
-        if not s.get("complete"):
+        if s.get("skipped"):
+            problems.append("shard %d/%d (%s) skipped %d cells for its budget: %s" % (
+                s["shard"]["index"], count, s["_dir"], len(s["skipped"]),
+                ", ".join(x["id"] for x in s["skipped"][:5]) + (", ..." if len(s["skipped"]) > 5 else "")))
+        elif not s.get("complete"):
             problems.append("shard %d/%d (%s) did not finish" % (s["shard"]["index"], count, s["_dir"]))
     missing = [cid for cid in m0["cells"] if cid not in where]
     absent = sorted(set(range(1, count + 1)) - set(seen_idx))

@@ -185,10 +185,29 @@ def _explore_cases(c, rep, cls, known, n):
     return cases
 
 
-def write_junit(path, cells, load_report):
-    """load_report(cell) -> the cell's load_cell_report() dict or None."""
+def _not_run_suite(c, why):
+    """A cell the shard did not run to its end (skipped for the budget, or cut): one skipped testcase."""
+    cls = "nightly.%s.%s.s%d" % (c["protocol"].replace(",", "+"), c["profile"], c["seed"])
+    return ('  <testsuite name="%s" tests="1" failures="0" errors="0" skipped="1" time="0" timestamp="%s">\n'
+            '    <testcase classname="%s" name="cell" time="0">\n      <skipped message="%s"/>\n    </testcase>\n'
+            '  </testsuite>' % (_x("nightly %s" % c["id"]), time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+                                _x(cls), _x(why)))
+
+
+def write_junit(path, cells, load_report, skipped=()):
+    """load_report(cell) -> the cell's load_cell_report() dict or None; skipped: cells the budget left out
+    ({id, protocol, profile, seed, reason}).  Valid against Jenkins xUnit's junit-10.xsd
+    (tests/junit-10.xsd): the root carries tests, failures, errors and time only."""
     suites, tot = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for c in skipped:
+        tot["tests"] += 1
+        tot["skipped"] += 1
+        suites.append(_not_run_suite(c, "not run: " + c.get("reason", "budget")))
     for c in cells:
+        if c.get("verdict") == "cut":
+            tot["tests"] += 1
+            suites.append(_not_run_suite(c, "cut at the end of the budget (exit %s): INCOMPLETE" % c.get("exit")))
+            continue
         rep = load_report(c)
         cls = "nightly.%s.%s.s%d" % (c["protocol"].replace(",", "+"), c["profile"], c["seed"])
         cases, n = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -243,20 +262,31 @@ def write_junit(path, cells, load_report):
                           "\n".join(cases)))
     with open(path, "w") as f:
         f.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-        f.write('<testsuites name="lockstorm nightly" tests="%d" failures="%d" errors="%d" skipped="%d">\n' % (
-            tot["tests"], tot["failures"], tot["errors"], tot["skipped"]))
+        f.write('<testsuites name="lockstorm nightly" tests="%d" failures="%d" errors="%d" time="%.3f">\n' % (
+            tot["tests"], tot["failures"], tot["errors"], sum(c.get("elapsed_s", 0.0) for c in cells)))
         f.write("\n".join(suites))
         f.write("\n</testsuites>\n")
 
 
 # ---- summaries ----
 
-def summary_markdown(title, cells, fixed, extra=""):
+def summary_markdown(title, cells, fixed, extra="", skipped=(), pending=(), status=""):
+    """status: '' for a finished shard, else what it is doing or why it is incomplete (shown first)."""
     new = [c for c in cells if c.get("new")]
     known = [c for c in cells if c.get("known") and not c.get("new")]
-    lines = ["### %s: %s" % (title, "FAIL (%d cells with new failures)" % len(new) if new else "PASS (no new failures)"),
-             "", "%d cells: %d passed, %d with known failures only, %d with new failures%s" % (
-                 len(cells), sum(1 for c in cells if c.get("verdict") == "pass"), len(known), len(new), extra), ""]
+    cut = [c for c in cells if c.get("verdict") == "cut"]
+    head = ("FAIL (%d cells with new failures)" % len(new) if new else
+            "INCOMPLETE (no new failures so far)" if status or skipped or cut else "PASS (no new failures)")
+    lines = ["### %s: %s" % (title, head), ""]
+    if status:
+        lines += ["**%s**" % status, ""]
+    lines += ["%d cells: %d passed, %d with known failures only, %d with new failures%s%s" % (
+        len(cells), sum(1 for c in cells if c.get("verdict") == "pass"), len(known), len(new),
+        ", %d cut at the end of the budget" % len(cut) if cut else "", extra), ""]
+    if skipped:
+        lines += ["Skipped (not run: the budget ran out): " + ", ".join("`%s`" % x["id"] for x in skipped), ""]
+    if pending:
+        lines += ["Not run yet: " + ", ".join("`%s`" % x for x in pending), ""]
     if new:
         lines += ["| cell | new failures | known | first example |", "|---|---|---|---|"]
         for c in new:
@@ -315,24 +345,32 @@ def explore_coverage_markdown(cells):
     return lines
 
 
-def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", explore_protocols=()):
+def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", explore_protocols=(), skipped=(),
+               pending=(), status=""):
     """A matrix page: protocols x profiles (and an explore column when explore_protocols), one chip per
     seed; link(cell) -> href of its report or None."""
     css = ("body{font-family:system-ui,sans-serif;margin:20px;color:#222}table{border-collapse:collapse}"
            "td,th{border:1px solid #ddd;padding:4px 8px;font-size:13px;vertical-align:top}th{background:#f3f3f3}"
            ".c{display:inline-block;margin:1px;padding:1px 6px;border-radius:3px;color:#fff;font-size:12px;"
            "text-decoration:none}.pass{background:#1b7f3b}.known{background:#b08900}.new{background:#b3261e}"
-           ".error{background:#000}.na{background:#bbb}h1.pass{color:#1b7f3b}h1.fail{color:#b3261e}")
+           ".error{background:#000}.na{background:#bbb}.skip{background:#777}"
+           "h1{padding:10px 14px;border-radius:4px;color:#fff;font-size:22px}"
+           "h1.ok{background:#1b7f3b}h1.bad{background:#b3261e}h1.part{background:#8a5a00}")
     by = {(c["protocol"], c["profile"], c["seed"]): c for c in cells}
+    skip_by = {(c["protocol"], c["profile"], c["seed"]): c for c in skipped}
     new = [c for c in cells if c.get("new")]
+    incomplete = bool(status or skipped or any(c.get("verdict") == "cut" for c in cells))
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s</title><style>%s</style></head><body>'
            % (_x(title), css),
-           '<h1 class="%s">%s: %s</h1><p>%s</p>' % (
-               "fail" if new else "pass", _x(title),
-               "%d cells with new failures" % len(new) if new else "no new failures", _x(note)),
+           '<h1 id="verdict" class="%s">%s: %s</h1>%s<p>%s</p>' % (
+               "bad" if new else "part" if incomplete else "ok", _x(title),
+               "%d cells with new failures" % len(new) if new else
+               "INCOMPLETE, no new failures so far" if incomplete else "no new failures",
+               "<p><b>%s</b></p>" % _x(status) if status else "", _x(note)),
            '<p><span class="c pass">pass</span> <span class="c known">known failures only</span> '
            '<span class="c new">new failure</span> <span class="c error">harness error</span> '
-           '<span class="c na">not run</span></p><table><tr><th>protocol</th>']
+           '<span class="c skip">skipped or cut (budget)</span> <span class="c na">not in this shard, or not run yet</span></p>'
+           '<table><tr><th>protocol</th>']
     columns = list(profiles) + ([EXPLORE] if explore_protocols else [])
     out += ["<th>%s</th>" % _x(p) for p in columns]
     out.append("</tr>")
@@ -345,6 +383,11 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", e
             chips = []
             for s in seeds:
                 c = by.get((proto, prof, s))
+                sk = skip_by.get((proto, prof, s))
+                if sk or (c and c.get("verdict") == "cut"):
+                    chips.append('<span class="c skip" title="%s">s%d</span>' % (
+                        _x(sk["reason"] if sk else "cut at the end of the budget"), s))
+                    continue
                 if not c:
                     chips.append('<span class="c na">s%d</span>' % s)
                     continue
@@ -380,7 +423,8 @@ def explore_html(cell, rep, command):
     counterexample's story and how to replay it (rep: load_cell_report())."""
     css = ("body{font-family:system-ui,sans-serif;margin:20px;color:#222}pre{background:#f6f6f6;padding:8px;"
            "font-size:12px;white-space:pre-wrap}code{font-size:12px}h1.pass{color:#1b7f3b}h1.fail{color:#b3261e}"
-           "summary{cursor:pointer}li{margin:2px 0}")
+           "summary{cursor:pointer}li{margin:2px 0}section.inv{border-left:4px solid #b3261e;padding-left:10px;"
+           "margin:14px 0}h3{margin:6px 0}")
     e, cex = cell.get("explore", {}), rep.get("distinct", [])
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>explore %s</title><style>%s</style>'
            '</head><body>' % (_x(cell["id"]), css),
@@ -395,15 +439,29 @@ def explore_html(cell, rep, command):
                e.get("points_hit", 0), e.get("points", 0), e.get("step_pairs", 0)),
            '<p>Not hit: %s</p>' % (", ".join("<code>%s</code>" % _x(m) for m in e.get("missed", [])) or "none")]
     if cex:
-        out.append('<h2 id="counterexamples">Counterexamples</h2>')
+        # grouped by invariant (the most counterexamples first), each group's shortest story first: the
+        # one to read is at the top, the longer variants of the same bug below it
+        groups = {}
         for d in cex:
-            f = os.path.basename(d["file"])
-            out.append('<details%s><summary><b>%s</b> %s: a %d-step story</summary><pre>%s</pre>'
-                       '<p>replay: <code>lockstorm replay %s</code> (<code>--full</code> for every step)</p>'
-                       '</details>' % (
-                           " open" if d is cex[0] else "", _x(d["invariant"]), _x(f), d.get("story_steps", 0),
-                           _x("\n".join(d.get("story", []) + ["violated: " + d["invariant"]] +
-                                        ["  - " + x for x in d.get("examples", [])])), _x(f)))
+            groups.setdefault(d["invariant"], []).append(d)
+        order = sorted(groups, key=lambda i: (-len(groups[i]), min(d.get("story_steps", 0) for d in groups[i]), i))
+        out.append('<h2 id="counterexamples">Counterexamples by invariant</h2><ul id="groups">%s</ul>' % "".join(
+            '<li><a href="#inv-%s"><b>%s</b></a>: %d, the shortest a %d-step story</li>' % (
+                _x(i), _x(i), len(groups[i]), min(d.get("story_steps", 0) for d in groups[i])) for i in order))
+        for inv in order:
+            ds = sorted(groups[inv], key=lambda d: (d.get("story_steps", 0), d["file"]))
+            out.append('<section class="inv" id="inv-%s"><h3>%s: %d counterexample%s</h3>' % (
+                _x(inv), _x(inv), len(ds), "" if len(ds) == 1 else "s"))
+            for d in ds:
+                f = os.path.basename(d["file"])
+                out.append('<details%s><summary><b>%d steps</b> %s%s</summary><pre>%s</pre>'
+                           '<p>replay: <code>lockstorm replay %s</code> (<code>--full</code> for every step)</p>'
+                           '</details>' % (
+                               " open" if d is ds[0] else "", d.get("story_steps", 0), _x(f),
+                               ": " + _x(d["examples"][0]) if d.get("examples") else "",
+                               _x("\n".join(d.get("story", []) + ["violated: " + d["invariant"]] +
+                                            ["  - " + x for x in d.get("examples", [])])), _x(f)))
+            out.append("</section>")
     out.append("</body></html>\n")
     return "".join(out)
 

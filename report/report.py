@@ -8,8 +8,9 @@ Normally started by `lockstorm report OUTDIR --html FILE [--markdown FILE]`, whi
 journals (see lsdata.py).  The page has no external reference: every plot is a base64 PNG inlined
 as a data: URI, the style sheet is inline.
 
-Sections (each an element with this id): verdict, config, invariants, throughput, latency,
-fairness, timeline.
+Sections (each an element with this id): verdict, config, revisions (a mixed fleet: one row per
+revision), invariants, throughput, latency, fairness, timeline.  Paths on the page are relative to
+the folder the page is written to.
 exit: 0 written, 2 OUTDIR is not a kept run or bad usage, 3 the script itself failed.
 """
 import argparse
@@ -39,6 +40,12 @@ except ImportError as e:
     sys.exit(3)
 
 MAX_TIMELINES = 4
+# one colour per protocol slot of a mixed fleet (worker w runs protocol w mod n): fairness bars, the
+# per-revision table's swatches
+SLOT_COLORS = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"]
+INV_STYLE = {"exclusion": "#c00000", "zombie-write": "#7b3294", "no-lost-writes": "#d95f02",
+             "serial-updates": "#1b9e77", "own-release": "#e7298a", "liveness": "#000000",
+             "state-intact": "#666666", "journal-seq": "#a6761d"}
 MAX_LANES = 24
 
 FAULT_STYLE = {  # kind -> (color, marker)
@@ -148,11 +155,31 @@ def plot_throughput(run, plt):
     stop = run.of("stop")
     if len(stop):
         ax.axvline(float(run.sec(stop["ns"][0])), color="#666666", ls="--", lw=1, label="stop")
+    # violations: each example at the first journal record it cites, above the curve
+    for name, xs in sorted(violation_instants(run).items()):
+        xs, ys = thin(xs, [top * 1.03] * len(xs))
+        ax.plot(xs, ys, marker="v", color=INV_STYLE.get(name, "#c00000"), ms=8, ls="none", mec="#000000", mew=0.5,
+                label="%s violation (%d shown)" % (name, len(xs)), zorder=5)
+    ax.set_ylim(-0.12 * top, top * 1.12)
     ax.axhline(0, color="#bbbbbb", lw=0.8)
-    ax.legend(loc="upper right", fontsize=8, ncol=4, framealpha=0.9)
-    ax.set_title("Throughput over time (faults marked below the axis)", fontsize=11)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, framealpha=0.9)
+    ax.set_title("Throughput over time (faults marked below the axis, violations above the curve)", fontsize=11)
     ax.grid(alpha=0.25)
     return png(fig, plt)
+
+
+def violation_instants(run):
+    """{invariant: [seconds]}: where each reported example happened (its first cited journal record)."""
+    out = {}
+    for inv in run.report["invariants"]:
+        if not inv.get("applicable", True) or not inv["violations"]:
+            continue
+        for ex in inv.get("examples", []):
+            ns = [run.ns_of_seq(q) for q in ex.get("seqs", []) if q]
+            ns = [v for v in ns if v is not None]
+            if ns:
+                out.setdefault(inv["name"], []).append(float(run.sec(min(ns))))
+    return out
 
 
 def plot_latency(run, plt):
@@ -194,20 +221,26 @@ def fairness_counts(run):
 
 
 def plot_fairness(run, counts, plt):
+    from matplotlib.patches import Patch
     fig, ax = plt.subplots(figsize=(11, 3.0))
     protos = run.report["config"]["protocols"]
-    colors = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"]
+    colors = SLOT_COLORS
     ax.bar(range(len(counts)), counts, color=[colors[w % len(protos) % len(colors)] for w in range(len(counts))])
+    handles = []
+    if len(protos) > 1:  # the legend of the colours: which revision each worker ran
+        handles = [Patch(facecolor=colors[i % len(colors)], label=p) for i, p in enumerate(protos)]
     if len(counts):
-        ax.axhline(counts.max(), color="#666666", ls="--", lw=1, label="max %d" % counts.max())
-        ax.axhline(counts.min(), color="#d55e00", ls=":", lw=1.5, label="min %d" % counts.min())
-        ax.legend(fontsize=8, loc="lower right")
+        handles.append(ax.axhline(counts.max(), color="#666666", ls="--", lw=1, label="max %d" % counts.max()))
+        handles.append(ax.axhline(counts.min(), color="#d55e00", ls=":", lw=1.5, label="min %d" % counts.min()))
+    if handles:
+        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_xlabel("worker")
     ax.set_ylabel("acquisitions")
     if len(counts) <= 64:
         ax.set_xticks(range(len(counts)))
         ax.set_xticklabels(["w%d" % w for w in range(len(counts))], fontsize=7 if len(counts) > 16 else 9)
-    ax.set_title("Acquisitions per worker" + (" (colour: protocol slot)" if len(protos) > 1 else ""), fontsize=10)
+    ax.set_title("Acquisitions per worker" + (" (colour: the worker's revision)" if len(protos) > 1 else ""),
+                 fontsize=10)
     ax.grid(alpha=0.25, axis="y")
     return png(fig, plt)
 
@@ -241,6 +274,21 @@ def swimlane_window(run, holds, ex):
             lo, hi = min(lo, int(holds["s"][hit].min())), max(hi, int(holds["e"][hit].max()))
     span = max(hi - lo, 1_000_000)
     return max(lo - span // 4, run.t0), hi + span // 4, marks, involved
+
+
+def overlaps(starts, ends):
+    """The stretches [(a, b)] where two or more of the intervals [starts[i], ends[i]] overlap (a sweep)."""
+    ev = sorted([(x, 1) for x in starts] + [(x, -1) for x in ends], key=lambda e: (e[0], e[1]))
+    out, depth, begin = [], 0, None
+    for x, d in ev:
+        depth += d
+        if depth >= 2 and begin is None:
+            begin = x
+        elif depth < 2 and begin is not None:
+            if x > begin:
+                out.append((begin, x))
+            begin = None
+    return out
 
 
 def plot_swimlane(run, holds, waits, faults, window, inv, ex, plt):
@@ -279,6 +327,14 @@ def plot_swimlane(run, holds, waits, faults, window, inv, ex, plt):
     for w, segs in bars.items():
         ax.broken_barh(segs, (lane[w] - 0.32, 0.64), facecolors="#d55e00" if w in involved else "#7fa7c9",
                        edgecolors="#333333", linewidth=0.5, alpha=0.85, zorder=2)
+    # overlaps: the stretches where two or more workers held at once (legal reclaims included: the
+    # invariants say which were violations), shaded across every lane
+    spans = overlaps(hx0, hx1)
+    for a, b in spans:
+        ax.axvspan(a, b, color="#ff4d4d", alpha=0.18, lw=0, zorder=0)
+    if spans:
+        ax.add_patch(Rectangle((0, 0), 0, 0, facecolor="#ff4d4d", alpha=0.3, lw=0,
+                               label="2+ holders at once (%d)" % len(spans)))
     ww = [w for w in waits["w"][inw].tolist()]
     wsel = [i for i, w in enumerate(ww) if w in lane]
     if wsel:
@@ -349,6 +405,7 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;background
 img{max-width:100%;display:block;margin:6px 0}
 ul.ex{margin:0;padding-left:16px} ul.ex li{font-size:12px;margin:2px 0}
 .note{color:#666;font-size:12px}
+.sw{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px;border:1px solid #333}
 """
 
 
@@ -356,7 +413,37 @@ def esc(s):
     return html.escape(str(s))
 
 
-def render_html(run, title=None):
+def revision_table(rep):
+    """A mixed fleet's per-revision rows (report.json by_revision), each with its colour swatch; '' for one."""
+    rows = rep.get("by_revision") or []
+    if len(rows) < 2:
+        return ""
+    keys = [("workers", "workers"), ("attempts", "attempts"), ("acquired", "acquired"), ("committed", "committed"),
+            ("busy", "busy"), ("errors", "errors"), ("lost", "lost"), ("crashes", "crashes"), ("stalls", "stalls")]
+    out = ['<section id="revisions"><h2>Per revision (mixed fleet)</h2><p class="note">Worker w runs revision '
+           'w mod %d; the swatch is its colour in the fairness plot. Violations: those whose examples name a '
+           'worker of the revision.</p><table><tr><th>revision</th>' % len(rows)]
+    out += ['<th class="num">%s</th>' % esc(h) for _, h in keys]
+    out.append('<th class="num">ops/s</th><th class="num">violations</th></tr>')
+    for i, r in enumerate(rows):
+        out.append('<tr><td><span class="sw" style="background:%s"></span>%s</td>' % (
+            SLOT_COLORS[i % len(SLOT_COLORS)], esc(r.get("protocol", "?"))))
+        out += ['<td class="num">%d</td>' % r.get(k, 0) for k, _ in keys]
+        v = r.get("violations", 0)
+        out.append('<td class="num">%.1f</td><td class="num %s">%d</td></tr>' % (
+            r.get("ops_per_s", 0.0), "fail" if v else "ok", v))
+    out.append("</table></section>")
+    return "".join(out)
+
+
+def shown_path(path, page):
+    """PATH as the page shows it: relative to the folder the page is written to (no absolute work paths)."""
+    base = os.path.dirname(os.path.abspath(page)) if page else os.getcwd()
+    rel = os.path.relpath(os.path.abspath(path), base)
+    return rel if rel != "." else "."
+
+
+def render_html(run, title=None, page=None):
     plt = plt_module()
     rep, cfg = run.report, run.config
     fails = lsdata.failing(rep)
@@ -371,7 +458,7 @@ def render_html(run, title=None):
         "v-pass" if verdict == "PASS" else "v-fail",
         "PASS: every invariant held" if verdict == "PASS" else "FAIL: " + esc(", ".join(fails) or "see below"),
         esc(lsdata.describe_config(rep, cfg)),
-        "re-derive the verdict: <code>lockstorm check %s</code>" % esc(os.path.abspath(run.outdir))))
+        "re-derive the verdict: <code>lockstorm check %s</code>" % esc(shown_path(run.outdir, page))))
 
     # config
     dur = "%.1f s" % (c["duration_ms"] / 1000.0) if c.get("duration_ms") else "%d ops" % c.get("ops", 0)
@@ -396,6 +483,8 @@ def render_html(run, title=None):
         w("<tr><th style=\"width:140px\">%s</th><td>%s</td></tr>" % (esc(k), safe))
     w("</table></section>")
 
+    w(revision_table(rep))
+
     # invariants
     w('<section id="invariants"><h2>Invariants</h2><table><tr><th>invariant</th><th>result</th>'
       '<th class="num">violations</th><th>examples</th></tr>')
@@ -413,7 +502,8 @@ def render_html(run, title=None):
 
     w('<section id="throughput"><h2>Throughput over time</h2>%s<p class="note">Markers below the axis are '
       'injected faults (a line after a stall or stop shows its length) and driver kills; the dashed line is the '
-      'stop.</p></section>' % img(plot_throughput(run, plt), "throughput over time"))
+      'stop; triangles above the curve are violations, one colour per invariant, each reported example at the '
+      'first journal record it cites.</p></section>' % img(plot_throughput(run, plt), "throughput over time"))
 
     wd, hd = thr["wait_ms"], thr["hold_ms"]
     w('<section id="latency"><h2>Acquire wait and hold time</h2>%s<table><tr><th></th><th class="num">p50 ms</th>'
@@ -462,7 +552,8 @@ def render_html(run, title=None):
                 w('<p class="note">also in this stretch: <b>%s</b>: %s</p>' % (esc(ainv), esc(aex["text"])))
             w(img(plot_swimlane(run, holds, waits, faults, win, inv, ex, plt), "timeline: " + inv))
     w("</section>")
-    w('<p class="note">lockstorm report of %s</p></main></body></html>\n' % esc(os.path.abspath(run.outdir)))
+    w('<p class="note">lockstorm report of %s (relative to this page)</p></main></body></html>\n' % esc(
+        shown_path(run.outdir, page)))
     return "".join(out)
 
 
@@ -515,7 +606,7 @@ def main(argv):
     except lsdata.BadInput as e:
         die(2, str(e))
     if a.html:
-        write(a.html, render_html(run, a.title))
+        write(a.html, render_html(run, a.title, a.html))
     if a.markdown:
         write(a.markdown, render_markdown(run))
     return 0

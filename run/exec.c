@@ -65,8 +65,8 @@ static int shim_kind(enum fault_kind k)
 	return k == FK_STALL || k == FK_STOP || k == FK_CRASH || k == FK_ERRNO || k == FK_SHORT_WRITE;
 }
 
-/* The shim next to /proc/self/exe (or LOCKSTORM_PRELOAD, for installs that
- * keep it elsewhere). */
+/* The shim next to /proc/self/exe, else in an install's PREFIX/lib/lockstorm/
+ * (the binary in PREFIX/bin), or LOCKSTORM_PRELOAD. */
 int exec_find_shim(char *out, size_t len)
 {
 	const char *env = getenv("LOCKSTORM_PRELOAD");
@@ -83,6 +83,9 @@ int exec_find_shim(char *out, size_t len)
 	if (slash)
 		*slash = '\0';
 	snprintf(out, len, "%s/%s", slash ? self : ".", PRELOAD_LIB_NAME);
+	if (access(out, R_OK) == 0)
+		return 0;
+	snprintf(out, len, "%s/../lib/lockstorm/%s", slash ? self : ".", PRELOAD_LIB_NAME);
 	return access(out, R_OK);
 }
 

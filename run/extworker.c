@@ -82,7 +82,9 @@ static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, 
 			dirs[nd++] = d3;
 		}
 #ifdef LS_SOURCE_DIR
-		dirs[nd++] = LS_SOURCE_DIR "/adapters";
+		const char *off = getenv("LOCKSTORM_NO_SOURCE_TREE"); /* core/fsutil.h */
+		if (!(off && *off))
+			dirs[nd++] = LS_SOURCE_DIR "/adapters";
 #endif
 	}
 	size_t used = 0;

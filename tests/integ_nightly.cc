@@ -82,7 +82,7 @@ TEST(Nightly, ShardsRunMergeAndTheBaselineKeepsKnownFailures)
 	write_file(d.sub("baseline.txt"), "# the control that takes no lock is always caught\nnone * *  control\n");
 	write_file(d.sub("empty.txt"), "# nothing known\n");
 	/* run cells only: the explore cells have their test below */
-	std::string common = NIGHTLY + " --budget 6 --protocols none,flock --profiles none,stalls --seeds 1 --workers 3"
+	std::string common = NIGHTLY + " --budget 120 --protocols none,flock --profiles none,stalls --seeds 1 --workers 3"
 				       " --min-cell 0.3 --max-cell 0.5 --html failing --no-explore --baseline " +
 			     d.sub("baseline.txt");
 	for (int i = 1; i <= 2; i++) {
@@ -162,7 +162,7 @@ TEST(Nightly, NewFailureFailsTheNight)
 {
 	ScratchDir d;
 	write_file(d.sub("empty.txt"), "");
-	CmdResult r = run_cmd(NIGHTLY + " --budget 3 --protocols none --profiles none --seeds 1 --workers 3"
+	CmdResult r = run_cmd(NIGHTLY + " --budget 120 --protocols none --profiles none --seeds 1 --workers 3"
 				      " --min-cell 0.3 --max-cell 0.3 --html none --baseline " + d.sub("empty.txt") +
 			      " --out " + d.sub("n"));
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
@@ -218,7 +218,7 @@ TEST(Nightly, ExploreCellsShardMergeAndTheBaselineKeepsKnownOnes)
 	ScratchDir d;
 	write_file(d.sub("baseline.txt"), "none  *        *  control\nmkdir-legacy  explore  *  K-ML-1/K-ML-2\n");
 	write_file(d.sub("empty.txt"), "");
-	std::string common = NIGHTLY + " --budget 6 --protocols mkdir-legacy,flock,none --profiles none --workers 3"
+	std::string common = NIGHTLY + " --budget 120 --protocols mkdir-legacy,flock,none --profiles none --workers 3"
 				       " --min-cell 0.3 --max-cell 0.5 --html failing --baseline " + d.sub("baseline.txt");
 	std::set<std::string> explore_ids;
 	for (int i = 1; i <= 2; i++) {
@@ -306,7 +306,7 @@ TEST(Nightly, ExploreCellsShardMergeAndTheBaselineKeepsKnownOnes)
 		    " " + d.sub("s2"));
 	EXPECT_EQ(m.status, 1) << m.out << m.err;
 	/* ... and a night that finds one fails (junit: a failure per invariant found) */
-	r = run_cmd(NIGHTLY + " --budget 2 --protocols mkdir-legacy --explore-only --min-cell 0.3 --max-cell 0.3"
+	r = run_cmd(NIGHTLY + " --budget 120 --protocols mkdir-legacy --explore-only --min-cell 0.3 --max-cell 0.3"
 			      " --html none --baseline " + d.sub("empty.txt") + " --out " + d.sub("n"));
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_NE(r.err.find("mkdir-legacy explore seed 1"), std::string::npos) << r.err;
@@ -324,7 +324,7 @@ TEST(Nightly, ExploreCellsShardMergeAndTheBaselineKeepsKnownOnes)
 TEST(Nightly, ShippedBaselineKnowsTheLegacyFailure)
 {
 	ScratchDir d;
-	CmdResult r = run_cmd(NIGHTLY + " --budget 3 --protocols mkdir-legacy --profiles stalls --seeds 1"
+	CmdResult r = run_cmd(NIGHTLY + " --budget 120 --protocols mkdir-legacy --profiles stalls --seeds 1"
 				      " --min-cell 1 --max-cell 1 --html none --out " + d.sub("n"));
 	ASSERT_EQ(r.status, 0) << r.out << r.err;
 	json_t *root = load(d.sub("n/shard.json"));
@@ -338,6 +338,93 @@ TEST(Nightly, ShippedBaselineKnowsTheLegacyFailure)
 		exclusion_known |= !strcmp(json_string_value(json_object_get(k, "invariant")), "exclusion");
 	EXPECT_TRUE(exclusion_known) << slurp(d.sub("n/shard.json"));
 	json_decref(root);
+}
+
+/* xmllint against tests/junit-10.xsd (Jenkins xUnit's schema): "" when valid, else its complaint. */
+static std::string xsd_problem(const std::string &file)
+{
+	CmdResult r = run_cmd("xmllint --noout --schema " + SRC + "/tests/junit-10.xsd " + file);
+	return r.status == 0 ? "" : r.err + r.out;
+}
+
+/* The budget is the budget: a shard that cannot fit a cell skips it, names it everywhere, and exits 4
+ * (INCOMPLETE).  A budget below one cell's least cost skips every cell, whatever the machine's speed. */
+TEST(Nightly, ABudgetTooSmallSkipsAndNamesTheCells)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(NIGHTLY + " --budget 0.5 --protocols flock --profiles none,stalls --no-explore --workers 2"
+				      " --min-cell 0.3 --max-cell 0.3 --baseline '' --out " + d.sub("n"));
+	EXPECT_EQ(r.status, 4) << r.out << r.err;
+	EXPECT_NE(r.err.find("flock none seed 1: SKIPPED"), std::string::npos) << r.err;
+	EXPECT_NE(r.err.find("INCOMPLETE: 2 of 2 cells skipped"), std::string::npos) << r.err;
+	json_t *root = load(d.sub("n/shard.json"));
+	ASSERT_TRUE(root);
+	EXPECT_FALSE(json_is_true(json_object_get(root, "complete")));
+	EXPECT_EQ(json_array_size(json_object_get(root, "cells")), 0u);
+	json_t *skipped = json_object_get(root, "skipped");
+	ASSERT_EQ(json_array_size(skipped), 2u);
+	EXPECT_EQ(str(json_array_get(skipped, 0), "id"), "flock__none__s1");
+	EXPECT_EQ(str(json_array_get(skipped, 1), "id"), "flock__stalls__s1");
+	json_decref(root);
+	std::string md = slurp(d.sub("n/summary.md"));
+	EXPECT_NE(md.find("INCOMPLETE"), std::string::npos) << md;
+	EXPECT_NE(md.find("`flock__stalls__s1`"), std::string::npos) << md;
+	std::string idx = slurp(d.sub("n/index.html"));
+	EXPECT_NE(idx.find("INCOMPLETE"), std::string::npos);
+	EXPECT_NE(idx.find("class=\"c skip\""), std::string::npos);
+	EXPECT_EQ(xsd_problem(d.sub("n/junit.xml")), "");
+	CmdResult shape = run_cmd("/usr/bin/python3 " + SRC + "/tests/junit_shape.py " + d.sub("n/junit.xml"));
+	ASSERT_EQ(shape.status, 0) << shape.err;
+	json_error_t err;
+	json_t *j = json_loads(shape.out.c_str(), 0, &err);
+	ASSERT_TRUE(j);
+	EXPECT_EQ(json_integer_value(json_object_get(j, "skipped")), 2);
+	json_decref(j);
+	/* merge says which cells the shard skipped */
+	CmdResult m = run_cmd(BIN + " merge -o " + d.sub("m") + " " + d.sub("n"));
+	EXPECT_EQ(m.status, 2) << m.out << m.err;
+	EXPECT_NE(m.err.find("skipped 2 cells"), std::string::npos) << m.err;
+}
+
+/* A shard killed (SIGKILL, no chance to clean up) after its first cell leaves shard.json, summary.md,
+ * junit.xml and index.html as they stood after that cell: they are rewritten, whole, after every cell. */
+TEST(Nightly, AKilledShardLeavesItsArtifacts)
+{
+	ScratchDir d;
+	std::string cmd = NIGHTLY + " --budget 120 --protocols flock --profiles none,stalls,errnos --no-explore"
+				    " --workers 2 --min-cell 0.3 --max-cell 0.3 --html none --baseline /dev/null --out " +
+			  d.sub("n");
+	/* the kill follows the first cell's progress line, which the shard prints after writing the four */
+	/* in a subshell: run_cmd's own redirections must not replace the pipe grep reads */
+	CmdResult r = run_cmd("( setsid sh -c 'echo $$ > " + d.sub("pid") + "; exec " + cmd + " 2>&1' | { grep -m1 -q "
+			      "'nightly: \\[1/3\\]' && kill -KILL -$(cat " + d.sub("pid") + "); cat >/dev/null; } )");
+	ASSERT_EQ(r.status, 0) << r.out << r.err;
+	json_t *root = load(d.sub("n/shard.json"));
+	ASSERT_TRUE(root);
+	EXPECT_FALSE(json_is_true(json_object_get(root, "complete")));
+	EXPECT_EQ(json_array_size(json_object_get(root, "cells")), 1u);
+	EXPECT_EQ(json_array_size(json_object_get(root, "pending")), 2u);
+	json_decref(root);
+	std::string md = slurp(d.sub("n/summary.md"));
+	EXPECT_NE(md.find("in progress (running cells): 1 of 3 cells done"), std::string::npos) << md;
+	EXPECT_NE(md.find("`flock__errnos__s1`"), std::string::npos) << md; /* not run yet */
+	EXPECT_NE(slurp(d.sub("n/index.html")).find("flock__none__s1/"), std::string::npos);
+	EXPECT_EQ(xsd_problem(d.sub("n/junit.xml")), "");
+	EXPECT_NE(slurp(d.sub("n/junit.xml")).find("nightly flock__none__s1"), std::string::npos);
+}
+
+/* The index's headline is white on a coloured banner, never green text on green. */
+TEST(Nightly, PassingHeadlineIsReadable)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(NIGHTLY + " --budget 120 --protocols flock --profiles none --no-explore --workers 2"
+				      " --min-cell 0.3 --max-cell 0.3 --baseline '' --out " + d.sub("n"));
+	ASSERT_EQ(r.status, 0) << r.out << r.err;
+	std::string idx = slurp(d.sub("n/index.html"));
+	EXPECT_NE(idx.find("<h1 id=\"verdict\" class=\"ok\">"), std::string::npos) << idx;
+	EXPECT_NE(idx.find("h1{padding:10px 14px;border-radius:4px;color:#fff"), std::string::npos);
+	EXPECT_NE(idx.find("h1.ok{background:#1b7f3b}"), std::string::npos);
+	EXPECT_EQ(xsd_problem(d.sub("n/junit.xml")), "");
 }
 
 TEST(CiCompare, HyperfineTimingsWithVerdicts)

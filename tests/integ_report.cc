@@ -155,3 +155,33 @@ TEST(Report, MissingModulesFailInOneLineAndHomeStaysClean)
 	ASSERT_EQ(r.status, 0) << r.err;
 	EXPECT_EQ(entries(d.sub("home")), std::vector<std::string>{}) << "matplotlib wrote into $HOME";
 }
+
+/* A mixed fleet's page: a per-revision table with each revision's colour swatch, a legend of the
+ * fairness colours; the violations marked on the throughput plot; no absolute work path anywhere
+ * (the kept run is named relative to the page's folder). */
+TEST(Report, MixedFleetHasARevisionTableAndNoAbsolutePaths)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(BIN + " run -p none,flock -n 4 -d 600ms --faults stalls --time-scale 0.01 -q -o " +
+			      d.sub("out"));
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	mkdir(d.sub("pages").c_str(), 0700);
+	r = run_cmd("cd " + d.path + " && " + BIN + " report out --html pages/r.html");
+	ASSERT_EQ(r.status, 0) << r.err;
+	std::string html = slurp(d.sub("pages/r.html"));
+	size_t at = html.find("<section id=\"revisions\">");
+	ASSERT_NE(at, std::string::npos);
+	std::string table = html.substr(at, html.find("</section>", at) - at);
+	EXPECT_NE(table.find("class=\"sw\""), std::string::npos);
+	EXPECT_NE(table.find(">none</td>"), std::string::npos) << table;
+	EXPECT_NE(table.find(">flock</td>"), std::string::npos) << table;
+	EXPECT_NE(html.find("lockstorm check ../out"), std::string::npos);
+	EXPECT_EQ(html.find(d.path), std::string::npos) << "an absolute work path on the page";
+	EXPECT_NE(html.find("triangles above the curve are violations"), std::string::npos);
+	/* one revision: no table */
+	r = run_cmd(BIN + " run -p flock -n 2 --ops 40 -q -o " + d.sub("one"));
+	ASSERT_EQ(r.status, 0) << r.err;
+	r = run_cmd(BIN + " report " + d.sub("one") + " --html " + d.sub("one.html"));
+	ASSERT_EQ(r.status, 0) << r.err;
+	EXPECT_EQ(slurp(d.sub("one.html")).find("id=\"revisions\""), std::string::npos);
+}
