@@ -45,6 +45,27 @@ int64_t ck_budget(const struct ck *c, unsigned w)
 	return c->in->budget_ms ? c->in->budget_ms[w] : LS_NEVER;
 }
 
+/* W's protocol's declared flags (LOCK_DEAD_AT_ONCE, ...); 0 when not known. */
+unsigned ck_flags(const struct ck *c, unsigned w)
+{
+	const struct lock_ops *ops = c->in->proto_of && c->in->proto_of[w] ?
+				     lock_find(c->in->proto_of[w]) : NULL;
+	return ops ? ops->flags : 0;
+}
+
+/* Explore: how far other workers' stalls may have moved every clock. */
+int64_t ck_jump(const struct ck *c)
+{
+	return c->in->clock_jump_ms > 0 ? c->in->clock_jump_ms : 0;
+}
+
+/* Workers that hold the lock (not reclaimed) or are inside a release whose
+ * lock object is still there: nobody else can take it meanwhile. */
+size_t ck_occupied(const struct ck *c)
+{
+	return c->live + c->releasing;
+}
+
 /* Is AGE_NS past a stale age of STALE_MS?  LS_NEVER (or absurd) never is. */
 /* The kernel stamps file times from its coarse clock, up to a tick (4 ms at
  * HZ=250) behind the real one: a protocol that reads mtime sees a lock up to
@@ -179,21 +200,23 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		c->first_ns = r->ns;
 	if (!c->seen_worker_rec || r->ns > c->last_ns)
 		c->last_ns = r->ns;
-	if (!c->seen_worker_rec && c->live == 0)
+	if (!c->seen_worker_rec && ck_occupied(c) == 0)
 		ck_stretch_begin(c, r, -1);
 	c->seen_worker_rec = 1;
 
 	switch (r->type) {
 	case EV_ATTEMPT:
 		o->attempts++;
+		ck_release_end(c, w, r);
 		s->attempting = 1;
 		s->att_reported = 0;
 		s->att_ns = r->ns;
 		s->att_seq = r->seq;
 		s->att_op = r->op;
 		s->att_stall_ms = 0;
+		s->att_jump_ms = 0;
 		s->att_epoch = c->acq_epoch;
-		s->att_held = c->live > 0;
+		s->att_held = ck_occupied(c) > 0;
 		break;
 	case EV_ACQUIRED:
 		o->acquired++;
@@ -254,13 +277,15 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_RELEASE_BEGIN:
 		if (s->holding && ck_push(&c->hold, ck_since(r->ns, s->hold_acq_ns)) < 0)
 			return -1;
-		ck_hold_end(c, w, r);
+		ck_release_begin(c, w, r);
 		break;
 	case EV_RELEASED:
 		c->released++;
+		ck_release_end(c, w, r);
 		break;
 	case EV_RELEASE_ERROR:
 		o->errors++;
+		ck_release_end(c, w, r);
 		break;
 	case EV_FAULT:
 		if (r->a == FK_CRASH) {
@@ -271,6 +296,11 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 			o->stalls++;
 			if (s->attempting)
 				s->att_stall_ms += r->c;
+			/* virtual time: a stall moves every worker's clock, not
+			 * only the staller's; it is no waiter's own waiting */
+			for (unsigned x = 0; ck_jump(c) && x < c->in->workers; x++)
+				if (x != w && c->w[x].attempting)
+					c->w[x].att_jump_ms += r->c;
 		}
 		break;
 	case EV_WORKER_START:
@@ -288,6 +318,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_OBJ_REMOVE:
 		ck_obj_remove(c, w, r);
 		ck_obj_gone(c, r);
+		ck_vacated(c, r);
 		break;
 	default:
 		break;
@@ -409,7 +440,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 	/* liveness (3) needs some stale age to bound how long a leftover lock may stay */
 	c.stuck_on = max_stale >= 0 && max_stale < INT64_MAX / (4 * NS_PER_MS) &&
 		     max_budget < INT64_MAX / (4 * NS_PER_MS);
-	c.stuck_bound_ms = c.stuck_on ? max_stale + max_budget + LIVENESS_GRACE_MS : 0;
+	c.stuck_bound_ms = c.stuck_on ? max_stale + max_budget + LIVENESS_GRACE_MS + ck_jump(&c) : 0;
 	c.stretch_open = 1; /* nobody holds at the start; started at the first record */
 
 	for (size_t i = 0; i < in->n; i++) {

@@ -25,6 +25,11 @@ struct check_result;
 
 #define NS_PER_MS 1000000LL
 #define LIVENESS_GRACE_MS 2000LL /* slack for scheduling noise on a loaded CI machine */
+/* How late a waiter may notice that a dead holder's lock has become
+ * reclaimable: one coarse file-time tick (4 ms at HZ=250) plus the scheduling
+ * delay of a loaded 2-core machine running 7 builds (measured: waits of
+ * wait + poll came back up to 24 ms late; see docs/findings.md "oracle"). */
+#define CK_JITTER_MS 50LL
 
 struct ck_worker {
 	/* the current hold */
@@ -35,6 +40,10 @@ struct ck_worker {
 	uint64_t hold_acq_ns;   /* EV_ACQUIRED's own time (hold distribution) */
 	uint64_t hold_seq;
 	uint32_t hold_op;
+	/* after release-begin: its lock object is still on disk, so it still
+	 * occupies the lock for liveness until a step removes or replaces it,
+	 * its release ends (released / release-error) or it dies */
+	int releasing;
 	size_t hslot;           /* index in ck.holders */
 	int32_t over_by;        /* first worker that acquired during the hold */
 	uint32_t over_op;
@@ -47,6 +56,7 @@ struct ck_worker {
 	uint64_t att_ns, att_seq;
 	uint32_t att_op;
 	int64_t att_stall_ms;   /* own announced stalls since the attempt began */
+	int64_t att_jump_ms;    /* virtual time: other workers' stalls since it began (they move its clock) */
 	uint64_t att_epoch;     /* acquisitions counted when the attempt began */
 	int att_held;           /* some worker held the lock when it began */
 	/* update workload */
@@ -103,6 +113,7 @@ struct ck_obj {
 	int32_t creator;
 	int orphan;
 	uint64_t seq;
+	uint64_t ns;            /* when it was made */
 };
 
 struct ck_samples {
@@ -117,6 +128,7 @@ struct ck {
 	unsigned *holders;
 	size_t nholders;
 	size_t live;            /* holders whose hold was not reclaimed */
+	size_t releasing;       /* workers inside a release whose lock object is still there */
 	/* liveness (3): a stretch with no live holder */
 	int stuck_on;           /* check (3) at all: some stale age is finite */
 	int64_t stuck_bound_ms;
@@ -170,6 +182,9 @@ static inline double ck_ms(uint64_t ns)
 /* checker.c */
 int64_t ck_stale(const struct ck *c, unsigned w);
 int64_t ck_budget(const struct ck *c, unsigned w);
+unsigned ck_flags(const struct ck *c, unsigned w);
+int64_t ck_jump(const struct ck *c);
+size_t ck_occupied(const struct ck *c);
 int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len);
 __attribute__((format(printf, 9, 10)))
@@ -179,6 +194,9 @@ int ck_push(struct ck_samples *s, uint64_t v);
 
 /* holds.c */
 void ck_hold_end(struct ck *c, unsigned w, const struct jrec *r);
+void ck_release_begin(struct ck *c, unsigned w, const struct jrec *r);
+void ck_release_end(struct ck *c, unsigned w, const struct jrec *r);
+void ck_vacated(struct ck *c, const struct jrec *r);
 int ck_acquired(struct ck *c, unsigned w, const struct jrec *r);
 void ck_commit_begin(struct ck *c, unsigned w, const struct jrec *r);
 void ck_obj_remove(struct ck *c, unsigned y, const struct jrec *r);
