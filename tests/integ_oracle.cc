@@ -1,0 +1,124 @@
+/*
+ * integ_oracle.cc - issue 15's false alarms on real runs: each command that
+ * used to report a liveness violation against a live or young holder, on a
+ * bounded list of seeds, must report none on every one (a false alarm must be
+ * impossible, not unlikely); and the real stuck locks (PROTOCOLS.md K-VL-1,
+ * K-VL-2) are still caught at --time-scale 0.01 and 0.02.
+ */
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testutil.h"
+
+static const std::string BIN = LOCKSTORM_BIN;
+
+static CmdResult run_in(const ScratchDir &d, const std::string &tag, const std::string &args)
+{
+	return run_cmd(BIN + " run " + args + " -q --dir " + d.sub("w" + tag) + " --json " +
+		       d.sub(tag + ".json"));
+}
+
+/* (a) a holder paused inside its release (after its close, before its
+ * unlink) still holds: waiters that give up meanwhile waited on it. */
+TEST(IntegOracle, HolderPausedInsideItsReleaseIsNoLivenessFailure)
+{
+	ScratchDir d;
+	for (const char *seed : { "1", "2", "3" }) {
+		SCOPED_TRACE(seed);
+		CmdResult r = run_in(d, seed, std::string("-p lockfile-recorded -w update -n 4 -d 2s "
+				     "--time-scale 0.01 --fault "
+				     "'stall@lockfile-recorded/release/after-close:p=0.05,for=0.5stale' -s ") +
+				     seed);
+		Report rep(d.sub(std::string(seed) + ".json"));
+		ASSERT_TRUE(rep.root) << r.out << r.err;
+		EXPECT_EQ(rep.violations("liveness"), 0) << rep.example("liveness");
+		EXPECT_GT(rep.total("stalls"), 0);
+		EXPECT_EQ(r.status, 0) << r.out;
+	}
+}
+
+/* (b) a crashed holder's lock younger than the stale age: mkdir-owner
+ * promises only "reclaimed once it is LOCK_STALE_MS old". */
+TEST(IntegOracle, DeadHoldersYoungLockIsNoLivenessFailure)
+{
+	ScratchDir d;
+	for (const char *seed : { "1", "2", "3" }) {
+		SCOPED_TRACE(seed);
+		CmdResult r = run_in(d, seed, std::string("-p mkdir-owner -w update -n 8 -d 3s "
+				     "--time-scale 0.02 --faults crashes --respawn -s ") + seed);
+		Report rep(d.sub(std::string(seed) + ".json"));
+		ASSERT_TRUE(rep.root) << r.out << r.err;
+		EXPECT_EQ(rep.violations("liveness"), 0) << rep.example("liveness");
+		EXPECT_GT(rep.total("crashes"), 0);
+	}
+}
+
+/* (c) explore: a waiter's single try stretched by another worker's stall
+ * (the virtual clock jumps for everyone) is no wait on a dead lock. */
+TEST(IntegOracle, ExploreClockJumpIsNoWaitersWait)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(BIN + " explore -p pidlock -w hold -n 3 --ops 2 --invariant liveness "
+			      "--schedules 2000 --no-shrink -q -o " + d.sub("out") + " --dir " + d.path);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_EQ(r.out.find("violated: liveness"), std::string::npos) << r.out;
+}
+
+/* K-VL-1 and K-VL-2 at both scales: the real stuck lock is still a liveness
+ * failure, and the message names the rule. */
+TEST(IntegOracle, RealStuckLocksAreStillCaughtAtEveryScale)
+{
+	ScratchDir d;
+	for (const char *scale : { "0.01", "0.02" }) {
+		SCOPED_TRACE(scale);
+		std::string s(scale);
+		CmdResult v1 = run_in(d, "v1-" + s, "-p lockfile-legacy --fault "
+				      "'crash@lockfile-legacy/take/after-create:p=0.2' --respawn -w update "
+				      "-n 4 --ops 300 -s 1 --time-scale " + s);
+		Report r1(d.sub("v1-" + s + ".json"));
+		ASSERT_TRUE(r1.root) << v1.out << v1.err;
+		EXPECT_EQ(v1.status, 1);
+		EXPECT_GT(r1.violations("liveness"), 0);
+		EXPECT_NE(r1.example("liveness").find("left when it died"), std::string::npos)
+			<< r1.example("liveness");
+		EXPECT_NE(r1.example("liveness").find("rule dead-holder"), std::string::npos)
+			<< r1.example("liveness");
+
+		CmdResult v2 = run_in(d, "v2-" + s, "-p lockfile-legacy -w hold -n 2 -d 2s --respawn -s 4 "
+				      "--fault 'crash@hold/hold/after-acquire:nth=3,workers=0' "
+				      "--fault 'crash@lockfile-legacy/reclaim/after-recovery-create:nth=1' "
+				      "--time-scale " + s);
+		Report r2(d.sub("v2-" + s + ".json"));
+		ASSERT_TRUE(r2.root) << v2.out << v2.err;
+		EXPECT_EQ(v2.status, 1);
+		EXPECT_GT(r2.violations("liveness"), 0);
+		EXPECT_GT(r2.total("crashes"), 1);
+	}
+}
+
+/* A scaled constant that is not a whole ms says so on stderr, once; at
+ * scale 1 nothing does. */
+TEST(IntegOracle, ARoundedScaledConstantSaysSoOnce)
+{
+	ScratchDir d;
+	CmdResult r = run_in(d, "s", "-p mkdir-owner -w hold -n 2 --ops 2 --time-scale 0.01");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	const std::string line = "wait_ms = 50 ms scales to 0.500 ms, kept as 1 ms";
+	size_t at = r.err.find(line);
+	EXPECT_NE(at, std::string::npos) << r.err;
+	EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << r.err;
+	CmdResult one = run_in(d, "one", "-p mkdir-owner -w hold -n 2 --ops 2");
+	EXPECT_EQ(one.err.find("scales to"), std::string::npos) << one.err;
+}
+
+TEST(IntegOracle, ListInvariantsNamesEveryOneAndItsWorkloads)
+{
+	CmdResult r = run_cmd(BIN + " list invariants");
+	EXPECT_EQ(r.status, 0) << r.err;
+	for (const char *inv : { "exclusion", "zombie-write", "no-lost-writes", "serial-updates",
+				 "state-intact", "own-release", "liveness", "journal-seq", "stale-read" })
+		EXPECT_NE(r.out.find(std::string(inv) + "\n  "), std::string::npos) << inv << "\n" << r.out;
+	EXPECT_NE(r.out.find("journal-seq\n"), std::string::npos);
+	EXPECT_NE(r.out.find("workloads append"), std::string::npos) << r.out;
+}
