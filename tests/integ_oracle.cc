@@ -122,3 +122,35 @@ TEST(IntegOracle, ListInvariantsNamesEveryOneAndItsWorkloads)
 	EXPECT_NE(r.out.find("journal-seq\n"), std::string::npos);
 	EXPECT_NE(r.out.find("workloads append"), std::string::npos) << r.out;
 }
+
+/* The false-alarm corpus (run by ./ci/test with the integration suite):
+ * locks that are correct - the kernel's flock, util-linux flock(1),
+ * py-filelock - under every fault profile and two seeds (update, hold), and
+ * explore of flock with every choice kind.  Any violation here is a false
+ * alarm of the harness.  About a minute and a half on the shared machine. */
+TEST(IntegOracle, FalseAlarmCorpusOfCorrectLocks)
+{
+	ScratchDir d;
+	int n = 0;
+	for (const char *proto : { "flock", "ext:flock1", "ext:py-filelock" })
+		for (const char *prof : { "standard", "stalls", "crashes", "errnos", "windows", "none" })
+			for (const char *wl : { "update -s 1", "hold -s 2" }) {
+				std::string tag = "c" + std::to_string(n++);
+				std::string args = std::string("-p ") + proto + " --faults " + prof + " -w " + wl +
+						   " -n 4 -d 600ms --time-scale 0.01";
+				SCOPED_TRACE(args);
+				CmdResult r = run_in(d, tag, args);
+				EXPECT_EQ(r.status, 0) << r.out << r.err;
+				Report rep(d.sub(tag + ".json"));
+				ASSERT_TRUE(rep.root) << r.out << r.err;
+				EXPECT_EQ(rep.verdict(), "pass") << r.out;
+			}
+	for (const char *ex : { "-w update --pauses --points --max-stalls 2 --max-crashes 1 --schedules 400",
+				"-w hold --stall 0.5,1.5 --max-crashes 1 --schedules 400" }) {
+		SCOPED_TRACE(ex);
+		CmdResult r = run_cmd(BIN + " explore -p flock -n 3 --ops 2 -q " + ex + " -o " + d.sub("x") +
+				      " --dir " + d.path);
+		EXPECT_EQ(r.status, 0) << r.out << r.err;
+		EXPECT_NE(r.out.find("nothing found"), std::string::npos) << r.out;
+	}
+}
