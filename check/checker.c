@@ -190,6 +190,14 @@ static void ck_driver(struct ck *c, const struct jrec *r)
 	ck_worker_gone(c, v, r);
 }
 
+/* Records no-phantom-result follows (writes.c). */
+static int in_phantom(int type)
+{
+	return type == EV_COMMIT_BEGIN || type == EV_COMMIT || type == EV_WRITE_ERROR ||
+	       type == EV_WORKER_START || type == EV_WORKER_EXIT ||
+	       (type == EV_ATTEMPT);
+}
+
 /* One worker record; 0, or -1 on allocation failure. */
 static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 {
@@ -204,6 +212,8 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		ck_stretch_begin(c, r, -1);
 	c->seen_worker_rec = 1;
 
+	if (in_phantom(r->type))
+		ck_phantom_record(c, w, r);
 	switch (r->type) {
 	case EV_ATTEMPT:
 		o->attempts++;
@@ -409,6 +419,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 		out->inv[i].applicable = 1;
 	}
 	if (!in->check_state) {
+		out->inv[INV_NO_PHANTOM_RESULT].applicable = 0;
 		out->inv[INV_NO_LOST_WRITES].applicable = 0;
 		out->inv[INV_SERIAL_UPDATES].applicable = 0;
 		out->inv[INV_STATE_INTACT].applicable = 0;

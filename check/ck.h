@@ -65,6 +65,14 @@ struct ck_worker {
 	int has_read;
 	int64_t read_rev;
 	uint64_t commits;
+	/* no-phantom-result: the commit begun in the current op (own count it
+	 * writes, 0: none), the highest reported success, the highest reported
+	 * failure, and the highest begun commit whose outcome died with it */
+	int64_t pend_own;
+	int64_t ok_max, unknown_max;
+	int64_t fail_own;
+	uint32_t fail_op;
+	uint64_t fail_seq;
 	/* a crash fault was journaled by this incarnation: the driver's
 	 * EV_KILLED for the same death is not a second crash */
 	int crash_announced;
@@ -217,6 +225,7 @@ void ck_never_acquired(struct ck *c);
 int ck_commit(struct ck *c, unsigned w, const struct jrec *r);
 int ck_serial(struct ck *c);
 int ck_final_state(struct ck *c);
+void ck_phantom_record(struct ck *c, unsigned w, const struct jrec *r);
 
 /* seq.c */
 int ck_append(struct ck *c, unsigned w, const struct jrec *r);

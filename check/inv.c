@@ -17,6 +17,7 @@ static const char *const check_inv_names[INV__COUNT] = {
 	[INV_LIVENESS] = "liveness",
 	[INV_JOURNAL_SEQ] = "journal-seq",
 	[INV_STALE_READ] = "stale-read",
+	[INV_NO_PHANTOM_RESULT] = "no-phantom-result",
 };
 
 const char *check_inv_name(enum inv_id id)
@@ -50,6 +51,9 @@ static const struct {
 			      "the journal", WL_CHECK_SEQ },
 	[INV_STALE_READ] = { "no read returns a version older than one whose write had finished before the "
 			     "read began", WL_CHECK_STALE_READ },
+	[INV_NO_PHANTOM_RESULT] = { "no op that reported its write failed has that write in the final state "
+				    "(unless a later unreported write explains it); success without the write is "
+				    "no-lost-writes", WL_CHECK_STATE },
 };
 
 const char *check_inv_means(enum inv_id id)

@@ -207,3 +207,59 @@ TEST(CheckerOracle, AnotherWorkersClockJumpIsNoWaitersWait)
 	r = run.go(k);
 	EXPECT_EQ(live(r), 1u);
 }
+
+/* ---- no-phantom-result ---- */
+
+namespace {
+
+/* w0: op 0 commits count 1; op 1 begins the commit of count 2 and reports
+ * a write error.  FINAL is the state file at the end. */
+check_result phantom(const std::string &final, bool later_unknown = false)
+{
+	Hist h;
+	h.take(0, 0, 0).ev(0, EV_READ, 0, 1, -1, 0).ev(0, EV_COMMIT_BEGIN, 0, 2, 1, 1);
+	h.ev(0, EV_COMMIT, 0, 3, 1, 1).ev(0, EV_RELEASE_BEGIN, 0, 4).unlink(0, 0, 4.5).ev(0, EV_RELEASED, 0, 5);
+	h.take(0, 1, 10).ev(0, EV_READ, 1, 11, 1, 1).ev(0, EV_COMMIT_BEGIN, 1, 12, 2, 2);
+	h.ev(0, EV_WRITE_ERROR, 1, 13).ev(0, EV_RELEASE_BEGIN, 1, 14).unlink(0, 0, 14.5).ev(0, EV_RELEASED, 1, 15);
+	if (later_unknown) { /* op 2 begins the commit of count 2 again and dies unreported */
+		h.take(0, 2, 20).ev(0, EV_READ, 2, 21, 1, 1).ev(0, EV_COMMIT_BEGIN, 2, 22, 2, 2);
+		h.crash(0, 23).ev(0, EV_WORKER_START, 3, 24, 1);
+	}
+	check_input in;
+	memset(&in, 0, sizeof in);
+	int64_t st = 1000, bu = 100;
+	in.rec = h.r.data();
+	in.n = h.r.size();
+	in.workers = 1;
+	in.stale_ms = &st;
+	in.budget_ms = &bu;
+	in.check_state = 1;
+	in.final_state = final.data();
+	in.final_len = final.size();
+	check_result out;
+	EXPECT_EQ(check_run(&in, &out), 0);
+	return out;
+}
+
+} // namespace
+
+TEST(CheckerOracle, NoPhantomResultFailedWriteThatLandedIsCaught)
+{
+	check_result r = phantom("{\"version\":1,\"revision\":2,\"counts\":{\"0\":2}}");
+	EXPECT_EQ(r.inv[INV_NO_PHANTOM_RESULT].violations, 1u);
+	EXPECT_NE(std::string(r.inv[INV_NO_PHANTOM_RESULT].ex[0].text).find("reported a write error (op 1"),
+		  std::string::npos) << r.inv[INV_NO_PHANTOM_RESULT].ex[0].text;
+	EXPECT_EQ(r.pass, 0);
+}
+
+TEST(CheckerOracle, NoPhantomResultFailedWriteThatDidNotLandHolds)
+{
+	check_result r = phantom("{\"version\":1,\"revision\":1,\"counts\":{\"0\":1}}");
+	EXPECT_EQ(r.inv[INV_NO_PHANTOM_RESULT].violations, 0u) << r.inv[INV_NO_PHANTOM_RESULT].ex[0].text;
+	EXPECT_EQ(r.pass, 1);
+	/* count 2 in the state, but a later commit of count 2 died unreported: it may be that one */
+	check_result u = phantom("{\"version\":1,\"revision\":2,\"counts\":{\"0\":2}}", true);
+	EXPECT_EQ(u.inv[INV_NO_PHANTOM_RESULT].violations, 0u);
+	/* not judged without a state file to judge against */
+	EXPECT_STREQ(check_inv_name(INV_NO_PHANTOM_RESULT), "no-phantom-result");
+}
