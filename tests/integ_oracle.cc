@@ -117,7 +117,8 @@ TEST(IntegOracle, ListInvariantsNamesEveryOneAndItsWorkloads)
 	CmdResult r = run_cmd(BIN + " list invariants");
 	EXPECT_EQ(r.status, 0) << r.err;
 	for (const char *inv : { "exclusion", "zombie-write", "no-lost-writes", "serial-updates",
-				 "state-intact", "own-release", "liveness", "journal-seq", "stale-read" })
+				 "state-intact", "own-release", "liveness", "journal-seq", "stale-read",
+				 "no-phantom-result" })
 		EXPECT_NE(r.out.find(std::string(inv) + "\n  "), std::string::npos) << inv << "\n" << r.out;
 	EXPECT_NE(r.out.find("journal-seq\n"), std::string::npos);
 	EXPECT_NE(r.out.find("workloads append"), std::string::npos) << r.out;
