@@ -236,6 +236,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_BUSY:
 		o->busy++;
+		ck_orphan_wait(c, w, r);
 		ck_dead_wait(c, w, r);
 		ck_attempt_end(c, w, r, "ended busy");
 		if (c->stretch_open) {
@@ -291,6 +292,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_RELEASED:
 		c->released++;
+		ck_objs_left(c, w, r);
 		ck_release_end(c, w, r);
 		break;
 	case EV_RELEASE_ERROR:

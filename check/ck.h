@@ -124,6 +124,8 @@ struct ck_obj {
 	int orphan;
 	uint64_t seq;
 	uint64_t ns;            /* when it was made */
+	uint64_t left_ns;       /* when its maker died or its release returned leaving it; 0: not yet */
+	int reported;           /* no-orphan-lock already counted it */
 };
 
 struct ck_samples {
@@ -220,6 +222,10 @@ void ck_obj_gone(struct ck *c, const struct jrec *r);
 void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r);
 void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r);
 void ck_never_acquired(struct ck *c);
+
+/* orphan.c */
+void ck_objs_left(struct ck *c, unsigned w, const struct jrec *r);
+void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r);
 
 /* writes.c */
 int ck_commit(struct ck *c, unsigned w, const struct jrec *r);

@@ -18,6 +18,7 @@ static const char *const check_inv_names[INV__COUNT] = {
 	[INV_JOURNAL_SEQ] = "journal-seq",
 	[INV_STALE_READ] = "stale-read",
 	[INV_NO_PHANTOM_RESULT] = "no-phantom-result",
+	[INV_NO_ORPHAN_LOCK] = "no-orphan-lock",
 };
 
 const char *check_inv_name(enum inv_id id)
@@ -54,6 +55,9 @@ static const struct {
 	[INV_NO_PHANTOM_RESULT] = { "no op that reported its write failed has that write in the final state "
 				    "(unless a later unreported write explains it); success without the write is "
 				    "no-lost-writes", WL_CHECK_STATE },
+	[INV_NO_ORPHAN_LOCK] = { "no lock object outlives every process that made it (died, or its release "
+				 "returned) by more than the stale age + jitter while a waiter, nobody else "
+				 "occupying the lock, waits its whole budget on it and gives up", 0 },
 };
 
 const char *check_inv_means(enum inv_id id)

@@ -92,6 +92,8 @@ static void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
 		if (o->creator != (int32_t)w || o->orphan)
 			continue;
 		o->orphan = 1;
+		if (!o->left_ns)
+			o->left_ns = r->ns;
 		if (c->orphans++ == 0)
 			c->orphan_since_seq = r->seq;
 	}
@@ -115,7 +117,7 @@ int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r)
 		c->objs = g;
 		c->capobjs = cap;
 	}
-	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq, r->ns };
+	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq, r->ns, 0, 0 };
 	return 0;
 }
 

@@ -118,7 +118,7 @@ TEST(IntegOracle, ListInvariantsNamesEveryOneAndItsWorkloads)
 	EXPECT_EQ(r.status, 0) << r.err;
 	for (const char *inv : { "exclusion", "zombie-write", "no-lost-writes", "serial-updates",
 				 "state-intact", "own-release", "liveness", "journal-seq", "stale-read",
-				 "no-phantom-result" })
+				 "no-phantom-result", "no-orphan-lock" })
 		EXPECT_NE(r.out.find(std::string(inv) + "\n  "), std::string::npos) << inv << "\n" << r.out;
 	EXPECT_NE(r.out.find("journal-seq\n"), std::string::npos);
 	EXPECT_NE(r.out.find("workloads append"), std::string::npos) << r.out;
@@ -154,4 +154,25 @@ TEST(IntegOracle, FalseAlarmCorpusOfCorrectLocks)
 		EXPECT_EQ(r.status, 0) << r.out << r.err;
 		EXPECT_NE(r.out.find("nothing found"), std::string::npos) << r.out;
 	}
+}
+
+/* no-orphan-lock on a real run: K-VL-1 under retainLiveOwner, where the
+ * empty lock of a killed taker is never stale, breaks it; flock keeps it
+ * (the corpus above judges it on every run). */
+TEST(IntegOracle, NoOrphanLockCatchesTheRetainedEmptyLock)
+{
+	ScratchDir d;
+	CmdResult r = run_in(d, "k", "-p lockfile-legacy --param retain=1 "
+			     "--fault 'crash@lockfile-legacy/take/after-create:p=0.2' --respawn "
+			     "--time-scale 0.01 -w update -n 4 --ops 200 -s 1");
+	Report rep(d.sub("k.json"));
+	ASSERT_TRUE(rep.root) << r.out << r.err;
+	EXPECT_EQ(r.status, 1);
+	EXPECT_GT(rep.violations("no-orphan-lock"), 0) << r.out;
+	EXPECT_NE(rep.example("no-orphan-lock").find("its maker died"), std::string::npos)
+		<< rep.example("no-orphan-lock");
+	CmdResult f = run_in(d, "f", "-p flock --faults crashes -w update -n 4 -d 1s --time-scale 0.01");
+	Report fr(d.sub("f.json"));
+	ASSERT_TRUE(fr.root) << f.out << f.err;
+	EXPECT_EQ(fr.violations("no-orphan-lock"), 0);
 }

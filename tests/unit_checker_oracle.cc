@@ -263,3 +263,38 @@ TEST(CheckerOracle, NoPhantomResultFailedWriteThatDidNotLandHolds)
 	/* not judged without a state file to judge against */
 	EXPECT_STREQ(check_inv_name(INV_NO_PHANTOM_RESULT), "no-phantom-result");
 }
+
+/* ---- no-orphan-lock ---- */
+
+/* w0 dies holding; its lock stays.  w1 waits its whole budget on it, long
+ * after the stale age: the lock outlived its maker. */
+TEST(CheckerOracle, NoOrphanLockADeadMakersLockPastTheStaleAgeIsCaught)
+{
+	Hist h;
+	h.take(0, 0, 0).crash(0, 1);
+	h.wait_busy(1, 0, 1200, 1310);
+	h.wait_busy(1, 1, 1400, 1510); /* the same object: counted once */
+	OracleRun run;
+	check_result r = run.go(h);
+	EXPECT_EQ(r.inv[INV_NO_ORPHAN_LOCK].violations, 1u);
+	EXPECT_NE(std::string(r.inv[INV_NO_ORPHAN_LOCK].ex[0].text).find("its maker died"), std::string::npos)
+		<< r.inv[INV_NO_ORPHAN_LOCK].ex[0].text;
+	EXPECT_EQ(r.pass, 0);
+}
+
+TEST(CheckerOracle, NoOrphanLockHoldsForAYoungOrReclaimedLockOrAnOccupiedOne)
+{
+	OracleRun run;
+	Hist young; /* given up on before the stale age had passed */
+	young.take(0, 0, 0).crash(0, 1).wait_busy(1, 0, 500, 610);
+	EXPECT_EQ(run.go(young).inv[INV_NO_ORPHAN_LOCK].violations, 0u);
+
+	Hist reclaimed; /* reclaimed past the stale age: nothing left to wait on */
+	reclaimed.take(0, 0, 0).crash(0, 1).unlink(1, 0, 1100).wait_busy(1, 0, 1200, 1310);
+	EXPECT_EQ(run.go(reclaimed).inv[INV_NO_ORPHAN_LOCK].violations, 0u);
+
+	Hist paused; /* its maker is inside its release: not left */
+	paused.take(0, 0, 0).ev(0, EV_RELEASE_BEGIN, 0, 1).wait_busy(1, 0, 1200, 1310);
+	EXPECT_EQ(run.go(paused).inv[INV_NO_ORPHAN_LOCK].violations, 0u);
+	EXPECT_STREQ(check_inv_name(INV_NO_ORPHAN_LOCK), "no-orphan-lock");
+}
