@@ -45,6 +45,27 @@ int64_t ck_budget(const struct ck *c, unsigned w)
 	return c->in->budget_ms ? c->in->budget_ms[w] : LS_NEVER;
 }
 
+/* W's protocol's declared flags (LOCK_DEAD_AT_ONCE, ...); 0 when not known. */
+unsigned ck_flags(const struct ck *c, unsigned w)
+{
+	const struct lock_ops *ops = c->in->proto_of && c->in->proto_of[w] ?
+				     lock_find(c->in->proto_of[w]) : NULL;
+	return ops ? ops->flags : 0;
+}
+
+/* Explore: how far other workers' stalls may have moved every clock. */
+int64_t ck_jump(const struct ck *c)
+{
+	return c->in->clock_jump_ms > 0 ? c->in->clock_jump_ms : 0;
+}
+
+/* Workers that hold the lock (not reclaimed) or are inside a release whose
+ * lock object is still there: nobody else can take it meanwhile. */
+size_t ck_occupied(const struct ck *c)
+{
+	return c->live + c->releasing;
+}
+
 /* Is AGE_NS past a stale age of STALE_MS?  LS_NEVER (or absurd) never is. */
 /* The kernel stamps file times from its coarse clock, up to a tick (4 ms at
  * HZ=250) behind the real one: a protocol that reads mtime sees a lock up to
@@ -169,6 +190,14 @@ static void ck_driver(struct ck *c, const struct jrec *r)
 	ck_worker_gone(c, v, r);
 }
 
+/* Records no-phantom-result follows (writes.c). */
+static int in_phantom(int type)
+{
+	return type == EV_COMMIT_BEGIN || type == EV_COMMIT || type == EV_WRITE_ERROR ||
+	       type == EV_WORKER_START || type == EV_WORKER_EXIT ||
+	       (type == EV_ATTEMPT);
+}
+
 /* One worker record; 0, or -1 on allocation failure. */
 static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 {
@@ -179,21 +208,25 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		c->first_ns = r->ns;
 	if (!c->seen_worker_rec || r->ns > c->last_ns)
 		c->last_ns = r->ns;
-	if (!c->seen_worker_rec && c->live == 0)
+	if (!c->seen_worker_rec && ck_occupied(c) == 0)
 		ck_stretch_begin(c, r, -1);
 	c->seen_worker_rec = 1;
 
+	if (in_phantom(r->type))
+		ck_phantom_record(c, w, r);
 	switch (r->type) {
 	case EV_ATTEMPT:
 		o->attempts++;
+		ck_release_end(c, w, r);
 		s->attempting = 1;
 		s->att_reported = 0;
 		s->att_ns = r->ns;
 		s->att_seq = r->seq;
 		s->att_op = r->op;
 		s->att_stall_ms = 0;
+		s->att_jump_ms = 0;
 		s->att_epoch = c->acq_epoch;
-		s->att_held = c->live > 0;
+		s->att_held = ck_occupied(c) > 0;
 		break;
 	case EV_ACQUIRED:
 		o->acquired++;
@@ -203,6 +236,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_BUSY:
 		o->busy++;
+		ck_orphan_wait(c, w, r);
 		ck_dead_wait(c, w, r);
 		ck_attempt_end(c, w, r, "ended busy");
 		if (c->stretch_open) {
@@ -254,13 +288,16 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_RELEASE_BEGIN:
 		if (s->holding && ck_push(&c->hold, ck_since(r->ns, s->hold_acq_ns)) < 0)
 			return -1;
-		ck_hold_end(c, w, r);
+		ck_release_begin(c, w, r);
 		break;
 	case EV_RELEASED:
 		c->released++;
+		ck_objs_left(c, w, r);
+		ck_release_end(c, w, r);
 		break;
 	case EV_RELEASE_ERROR:
 		o->errors++;
+		ck_release_end(c, w, r);
 		break;
 	case EV_FAULT:
 		if (r->a == FK_CRASH) {
@@ -271,6 +308,11 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 			o->stalls++;
 			if (s->attempting)
 				s->att_stall_ms += r->c;
+			/* virtual time: a stall moves every worker's clock, not
+			 * only the staller's; it is no waiter's own waiting */
+			for (unsigned x = 0; ck_jump(c) && x < c->in->workers; x++)
+				if (x != w && c->w[x].attempting)
+					c->w[x].att_jump_ms += r->c;
 		}
 		break;
 	case EV_WORKER_START:
@@ -288,6 +330,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_OBJ_REMOVE:
 		ck_obj_remove(c, w, r);
 		ck_obj_gone(c, r);
+		ck_vacated(c, r);
 		break;
 	default:
 		break;
@@ -378,6 +421,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 		out->inv[i].applicable = 1;
 	}
 	if (!in->check_state) {
+		out->inv[INV_NO_PHANTOM_RESULT].applicable = 0;
 		out->inv[INV_NO_LOST_WRITES].applicable = 0;
 		out->inv[INV_SERIAL_UPDATES].applicable = 0;
 		out->inv[INV_STATE_INTACT].applicable = 0;
@@ -409,7 +453,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 	/* liveness (3) needs some stale age to bound how long a leftover lock may stay */
 	c.stuck_on = max_stale >= 0 && max_stale < INT64_MAX / (4 * NS_PER_MS) &&
 		     max_budget < INT64_MAX / (4 * NS_PER_MS);
-	c.stuck_bound_ms = c.stuck_on ? max_stale + max_budget + LIVENESS_GRACE_MS : 0;
+	c.stuck_bound_ms = c.stuck_on ? max_stale + max_budget + LIVENESS_GRACE_MS + ck_jump(&c) : 0;
 	c.stretch_open = 1; /* nobody holds at the start; started at the first record */
 
 	for (size_t i = 0; i < in->n; i++) {

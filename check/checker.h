@@ -41,7 +41,10 @@ struct check_input {
 	unsigned workers;
 	const int64_t *stale_ms;  /* per worker: the protocol's stale age (scaled), LS_NEVER if none */
 	const int64_t *budget_ms; /* per worker: the protocol's wait budget (scaled) */
-	const char *const *proto_of; /* per worker: protocol name (for examples); may be NULL */
+	const char *const *proto_of; /* per worker: protocol name (for examples and its declared
+	                              * flags, see protocols/lock.h); may be NULL */
+	int64_t clock_jump_ms;    /* explore (virtual time): the execution's stalls, which move every
+	                           * worker's clock; budgets above stay the protocol's own; 0 in run */
 	int check_state;          /* the workload keeps a state file (update) */
 	int check_seq;            /* journal-seq: EV_APPEND records, final_state is the JSONL journal (append) */
 	int check_stale_read;     /* stale-read: EV_READ_BEGIN/EV_READ against EV_COMMIT versions (generation) */

@@ -10,6 +10,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Nobody holds or occupies the lock any more after R: a stretch without a
+ * holder begins (liveness 3), AFTER being the worker whose step ended the last. */
+static void ck_maybe_vacant(struct ck *c, const struct jrec *r, int32_t after)
+{
+	if (ck_occupied(c) == 0)
+		ck_stretch_begin(c, r, after);
+}
+
 /* End W's hold, if any (release-begin or death); R is the record that ends it. */
 void ck_hold_end(struct ck *c, unsigned w, const struct jrec *r)
 {
@@ -25,9 +33,58 @@ void ck_hold_end(struct ck *c, unsigned w, const struct jrec *r)
 	s->holding = 0;
 	if (!s->reclaimed) {
 		c->live--;
-		if (c->live == 0)
-			ck_stretch_begin(c, r, (int32_t)w);
+		ck_maybe_vacant(c, r, (int32_t)w);
 	}
+}
+
+static int ck_has_obj(const struct ck *c, unsigned w)
+{
+	for (size_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].creator == (int32_t)w)
+			return 1;
+	return 0;
+}
+
+/* W's release begins at R.  Its writes are over (exclusion, zombie-write and
+ * own-release judge the hold up to here), but the lock is its until a step
+ * removes or replaces the lock object it made: a holder paused inside its
+ * release still occupies the lock, and waiters that give up meanwhile waited
+ * on a live holder (liveness judges occupancy, not holds). */
+void ck_release_begin(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+	int occupy = s->holding && !s->reclaimed && ck_has_obj(c, w);
+
+	if (occupy && !s->releasing) {
+		s->releasing = 1;
+		c->releasing++;
+	}
+	ck_hold_end(c, w, r);
+}
+
+/* W no longer occupies the lock: its object is gone, its release returned,
+ * it died, or it begins anew. */
+void ck_release_end(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+
+	if (!s->releasing)
+		return;
+	s->releasing = 0;
+	c->releasing--;
+	ck_maybe_vacant(c, r, (int32_t)w);
+}
+
+/* R removed (or replaced) a lock object: if it was the last one a releasing
+ * worker made, that worker's release has let go of the lock. */
+void ck_vacated(struct ck *c, const struct jrec *r)
+{
+	int64_t x = r->b;
+
+	if (x < 0 || x >= (int64_t)c->in->workers || !c->w[x].releasing)
+		return;
+	if (!ck_has_obj(c, (unsigned)x))
+		ck_release_end(c, (unsigned)x, r);
 }
 
 static const char *ck_proto(const struct ck *c, unsigned w)
@@ -45,8 +102,9 @@ int ck_acquired(struct ck *c, unsigned w, const struct jrec *r)
 	if (s->attempting && ck_push(&c->wait, ck_since(r->ns, s->att_ns)) < 0)
 		return -1;
 	ck_attempt_end(c, w, r, "acquired");
+	ck_release_end(c, w, r);
 	ck_hold_end(c, w, r); /* a hold never released: replaced */
-	if (c->live == 0) {
+	if (ck_occupied(c) == 0) {
 		/* somebody holds again: the stretch without a holder is over */
 		ck_stretch_judge(c);
 		c->stretch_open = 0;

@@ -19,11 +19,18 @@ enum inv_id {
 	INV_LIVENESS,
 	INV_JOURNAL_SEQ,
 	INV_STALE_READ,
+	INV_NO_PHANTOM_RESULT,
+	INV_NO_ORPHAN_LOCK,
 	INV__COUNT
 };
 
 /* "exclusion", ...; "unknown" for an id out of range. */
 const char *check_inv_name(enum inv_id id);
+/* One line: what it means that ID holds; "" out of range. */
+const char *check_inv_means(enum inv_id id);
+/* The workload flags (WL_CHECK_*, workloads/workload.h) a workload must have
+ * for ID to be judged on it; 0: every workload exercises it. */
+unsigned check_inv_needs(enum inv_id id);
 
 #ifdef __cplusplus
 }

@@ -71,7 +71,7 @@ void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *
 	s->attempting = 0;
 	if (s->att_reported || budget == LS_NEVER || budget < 0 || budget > INT64_MAX / 4)
 		return;
-	bound = budget + (budget > LIVENESS_GRACE_MS ? budget : LIVENESS_GRACE_MS);
+	bound = budget + (budget > LIVENESS_GRACE_MS ? budget : LIVENESS_GRACE_MS) + ck_jump(c);
 	took_ms = ck_ms(ck_since(r->ns, s->att_ns)) - (double)s->att_stall_ms;
 	if (took_ms <= (double)bound)
 		return;
@@ -92,6 +92,8 @@ static void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
 		if (o->creator != (int32_t)w || o->orphan)
 			continue;
 		o->orphan = 1;
+		if (!o->left_ns)
+			o->left_ns = r->ns;
 		if (c->orphans++ == 0)
 			c->orphan_since_seq = r->seq;
 	}
@@ -115,7 +117,7 @@ int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r)
 		c->objs = g;
 		c->capobjs = cap;
 	}
-	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq };
+	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq, r->ns, 0, 0 };
 	return 0;
 }
 
@@ -144,51 +146,105 @@ static int ck_abandoned(const struct ck *c, const struct ck_obj *o, uint64_t sin
 	if (o->creator < 0 || (unsigned)o->creator >= c->in->workers)
 		return 0;
 	const struct ck_worker *cw = &c->w[o->creator];
+	if (cw->releasing)
+		return 0; /* paused inside its release: it still holds */
 	if (!cw->attempting && !cw->holding)
 		return 1;
 	return cw->attempting && !cw->holding && o->seq < cw->att_seq;
 }
 
-/* An attempt gave up after waiting its whole budget.  If nobody alive held
- * the lock at any moment of it and a lock object its maker had abandoned was
- * there all along, the waiter waited on nobody: a lock outlived its holder
- * (PROTOCOLS.md K-VL-1's empty lock of a killed taker, a crashed holder's
- * directory younger than the stale age) or a release removed nothing and the
- * process now waits on itself (K-VL-3). */
+/* The newest object CREATOR still has on disk: a lock's age for its stale
+ * judgment runs from its newest part (mkdir-owner's entry refreshes L). */
+static uint64_t ck_newest_ns(const struct ck *c, int32_t creator)
+{
+	uint64_t ns = 0;
+	for (size_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].creator == creator && c->objs[i].ns > ns)
+			ns = c->objs[i].ns;
+	return ns;
+}
+
+/* May waiter W's protocol still leave dead holder O's lock alone when W's
+ * attempt began at ATT_NS?  A protocol that claims to see a dead holder
+ * (LOCK_DEAD_AT_ONCE: it asks whether the recorded pid lives) may not; any
+ * other promises only "reclaimed once it is stale_ms old", so until the lock
+ * was that old (plus CK_JITTER_MS) when the attempt began, giving up on it
+ * is what the protocol documents.  RULE gets the rule that applies. */
+static int ck_dead_young(const struct ck *c, unsigned w, const struct ck_obj *o, uint64_t att_ns,
+			 char *rule, size_t len)
+{
+	if (ck_flags(c, w) & LOCK_DEAD_AT_ONCE) {
+		snprintf(rule, len, "rule dead-holder: the protocol claims a dead holder's lock is "
+			 "reclaimed at once");
+		return 0;
+	}
+	int64_t stale = ck_stale(c, w);
+	if (stale == LS_NEVER || stale < 0 || stale > INT64_MAX / (4 * NS_PER_MS))
+		return 1; /* it never promised to reclaim it */
+	uint64_t age = ck_since(att_ns, ck_newest_ns(c, o->creator));
+	snprintf(rule, len, "rule dead-holder-stale: the lock was %.1f ms old when the attempt began, "
+		 "past its stale age %lld ms + %lld ms jitter, and the wait %lld ms ran out",
+		 ck_ms(age), (long long)stale, (long long)CK_JITTER_MS, (long long)ck_budget(c, w));
+	return age <= (uint64_t)(stale + CK_JITTER_MS) * NS_PER_MS;
+}
+
+/* An attempt gave up after waiting its whole budget (its own elapsed time:
+ * own stalls and, in virtual time, other workers' stalls taken out).  If
+ * nobody alive held or occupied the lock at any moment of it and a lock
+ * object its maker had abandoned was there all along, the waiter waited on
+ * nobody: a lock outlived its holder (PROTOCOLS.md K-VL-1's empty lock of a
+ * killed taker; a dead holder's lock only once the protocol's promise to
+ * reclaim it is due, see ck_dead_young) or a release removed nothing and the
+ * process now waits on itself (K-VL-3).  Each message names its rule. */
 void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 {
 	struct ck_worker *s = &c->w[w];
 	int64_t budget = ck_budget(c, w);
-	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || c->live || !c->nobjs)
+	char rule[200];
+	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || ck_occupied(c) || !c->nobjs)
 		return;
-	uint64_t waited = ck_since(r->ns, s->att_ns), own_stalls = (uint64_t)s->att_stall_ms * NS_PER_MS;
-	waited = waited > own_stalls ? waited - own_stalls : 0;
+	uint64_t waited = ck_since(r->ns, s->att_ns);
+	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
+	waited = waited > not_own ? waited - not_own : 0;
 	if (budget == LS_NEVER || budget < 1 || waited < (uint64_t)budget * NS_PER_MS)
-		return; /* gave up at once (a try), or its own stalls ate the budget: not the lock's doing */
+		return; /* gave up at once (a try), or stalls ate the budget: not the lock's doing */
 	const struct ck_obj *o = NULL;
-	for (size_t i = 0; i < c->nobjs && !o; i++)
-		if (ck_abandoned(c, &c->objs[i], s->att_seq))
-			o = &c->objs[i];
+	for (size_t i = 0; i < c->nobjs && !o; i++) {
+		const struct ck_obj *x = &c->objs[i];
+		if (!ck_abandoned(c, x, s->att_seq))
+			continue;
+		if (x->orphan && x->creator >= 0 && ck_dead_young(c, w, x, s->att_ns, rule, sizeof rule))
+			continue;
+		o = x;
+	}
 	if (!o)
 		return;
-	const char *how = o->orphan ? "left when it died" : "left behind and no longer held";
+	double took = ck_ms(ck_since(r->ns, s->att_ns));
 	if (o->creator < 0)
 		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, -1, 0, o->seq,
 			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object carried over "
-			     "from before the run (found at the start); no live worker held the lock meanwhile",
-			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)));
+			     "from before the run (found at the start); no live worker held the lock meanwhile "
+			     "(rule carried-over)",
+			     w, r->op, (unsigned long long)r->seq, took);
 	else if (o->creator == (int32_t)w && !o->orphan)
 		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, (int32_t)w, 0, o->seq,
 			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on itself: on a lock object it "
-			     "itself left behind (made at seq %llu); no live worker held the lock meanwhile",
-			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)),
+			     "itself left behind (made at seq %llu); no live worker held the lock meanwhile "
+			     "(rule waits-on-itself)",
+			     w, r->op, (unsigned long long)r->seq, took, (unsigned long long)o->seq);
+	else if (!o->orphan)
+		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o->creator, 0, o->seq,
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d left "
+			     "behind and no longer held (made at seq %llu; its release had returned); no live "
+			     "worker held the lock meanwhile (rule left-behind)",
+			     w, r->op, (unsigned long long)r->seq, took, o->creator,
 			     (unsigned long long)o->seq);
 	else
 		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o->creator, 0, o->seq,
-			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d %s "
-			     "(made at seq %llu); no live worker held the lock meanwhile",
-			     w, r->op, (unsigned long long)r->seq, ck_ms(ck_since(r->ns, s->att_ns)), o->creator,
-			     how, (unsigned long long)o->seq);
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object w%d left "
+			     "when it died (made at seq %llu); no live worker held the lock meanwhile (%s)",
+			     w, r->op, (unsigned long long)r->seq, took, o->creator,
+			     (unsigned long long)o->seq, rule);
 }
 
 /* A death or a new incarnation: whatever W was doing is over, unjudged. */
@@ -196,6 +252,7 @@ void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
 {
 	ck_orphan(c, w, r);
 	ck_hold_end(c, w, r);
+	ck_release_end(c, w, r);
 	c->w[w].attempting = 0;
 	c->w[w].rb_pending = 0;
 }

@@ -105,6 +105,54 @@ int ck_serial(struct ck *c)
 	return 0;
 }
 
+/* no-phantom-result: follow each op's commit from EV_COMMIT_BEGIN (b: the
+ * own count it writes) to its reported outcome. */
+void ck_phantom_record(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+
+	switch (r->type) {
+	case EV_COMMIT_BEGIN:
+		s->pend_own = r->b;
+		return;
+	case EV_COMMIT:
+		if (r->b > s->ok_max)
+			s->ok_max = r->b;
+		break;
+	case EV_WRITE_ERROR:
+		if (s->pend_own > s->fail_own) {
+			s->fail_own = s->pend_own;
+			s->fail_op = r->op;
+			s->fail_seq = r->seq;
+		}
+		break;
+	default: /* a death or a new incarnation: the begun commit's outcome is unknown */
+		if (s->pend_own > s->unknown_max)
+			s->unknown_max = s->pend_own;
+		break;
+	}
+	s->pend_own = 0;
+}
+
+/* A failure reported for a write that landed: the final count of W is at
+ * least the count its failed write wrote, and neither a reported success nor
+ * a write whose outcome died unreported wrote that much. */
+static void ck_phantom_judge(struct ck *c, unsigned w, int64_t final_own)
+{
+	const struct ck_worker *s = &c->w[w];
+
+	if (s->pend_own > 0 && s->pend_own >= s->fail_own)
+		return; /* still pending at the end: unknown */
+	if (!s->fail_own || final_own < s->fail_own || s->ok_max >= s->fail_own ||
+	    s->unknown_max >= s->fail_own || s->pend_own >= s->fail_own)
+		return;
+	ck_violation(c, INV_NO_PHANTOM_RESULT, (int32_t)w, s->fail_op, s->fail_seq, -1, 0, 0,
+		     "w%u reported a write error (op %u, seq %llu) for the write of its count %lld, "
+		     "and the final state holds %lld (its highest reported success: %lld)",
+		     w, s->fail_op, (unsigned long long)s->fail_seq, (long long)s->fail_own,
+		     (long long)final_own, (long long)s->ok_max);
+}
+
 /* no-lost-writes and the final state's part of state-intact. */
 int ck_final_state(struct ck *c)
 {
@@ -136,6 +184,8 @@ int ck_final_state(struct ck *c)
 	for (unsigned w = 0; w < in->workers; w++) {
 		uint64_t committed = c->w[w].commits, f;
 
+		if (parsed)
+			ck_phantom_judge(c, w, st.counts[w]);
 		if (!committed)
 			continue;
 		if (!parsed) {

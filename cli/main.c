@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check/inv.h"
 #include "../faults/fault.h"
 #include "../faults/fsx.h"
 #include "../protocols/external.h"
@@ -224,7 +225,8 @@ static void list_points(const char *const *points)
 }
 
 static const char list_usage[] =
-	"usage: lockstorm list protocols|workloads|points|faults [-p PROTO]\n"
+	"usage: lockstorm list protocols|workloads|points|faults|invariants [-p PROTO]\n"
+	"  invariants    every invariant: what it means, which workloads exercise it\n"
 	"  protocols     every protocol revision: origin, summary, parameters with their defaults\n"
 	"  workloads     every workload and its parameters\n"
 	"  points        every fault point: fs/<call> and each protocol's and workload's steps\n"
@@ -262,7 +264,8 @@ static int cmd_list(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return usage_error("%s", "list: usage: lockstorm list protocols|workloads|points|faults [-p PROTO]");
+		return usage_error("%s", "list: usage: lockstorm list protocols|workloads|points|faults|invariants "
+				   "[-p PROTO]");
 	if (argc - optind > 1)
 		return usage_error("list: unexpected argument '%s'", argv[optind + 1]);
 	const char *what = argv[optind];
@@ -287,6 +290,15 @@ static int cmd_list(int argc, char **argv)
 			printf("  params\n");
 			list_params(a->ops->params);
 			printf("\n");
+		}
+	} else if (!strcmp(what, "invariants")) {
+		for (int i = 0; i < INV__COUNT; i++) {
+			unsigned needs = check_inv_needs((enum inv_id)i);
+			printf("%s\n  %s\n  workloads", check_inv_name((enum inv_id)i), check_inv_means((enum inv_id)i));
+			for (const struct workload_ops *const *w = workload_registry; *w; w++)
+				if (!needs || ((*w)->flags & needs))
+					printf(" %s", (*w)->name);
+			printf("\n\n");
 		}
 	} else if (!strcmp(what, "workloads")) {
 		for (const struct workload_ops *const *w = workload_registry; *w; w++) {

@@ -459,9 +459,6 @@ fail:
 static void x_check(struct explorer *ex, struct xexec *x)
 {
 	const struct xcfg *cfg = ex->cfg;
-	int64_t budget[SCHED_MAX_WORKERS];
-	for (unsigned i = 0; i < x->sh.n; i++) /* a stall moves everyone's clock: it is not their wait */
-		budget[i] = ex->budget_ms[i] == LS_NEVER ? LS_NEVER : ex->budget_ms[i] + x->stall_ms;
 	size_t flen = 0, slen = 0;
 	char *final = fsutil_slurp(ex->state_file, &flen);
 	unsigned f = cfg->run.workload->flags;
@@ -476,8 +473,9 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.n = ex->s->jmem.n,
 		.workers = x->sh.n,
 		.stale_ms = ex->stale_ms,
-		.budget_ms = budget,
+		.budget_ms = ex->budget_ms,
 		.proto_of = ex->proto_of,
+		.clock_jump_ms = x->stall_ms, /* a stall moves everyone's clock: it is not their wait */
 		.check_state = (f & WL_CHECK_STATE) != 0,
 		.check_seq = (f & WL_CHECK_SEQ) != 0,
 		.check_stale_read = (f & WL_CHECK_STALE_READ) != 0,

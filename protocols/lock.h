@@ -71,6 +71,11 @@ struct lock {
 
 #define LOCK_HAS_HELD 0x1u /* held() really checks (update writes only while it says 1) */
 #define LOCK_EXTERNAL 0x2u /* an adapter process runs the lock (protocols/external.h): hooks never called */
+/* It claims to see a dead holder (asks whether the recorded pid lives) and
+ * reclaims its lock at once; without it, a dead holder's lock is promised
+ * only to be reclaimed once it is stale_ms old (the checker's liveness waits
+ * that long before it blames a waiter's time-out on the dead holder). */
+#define LOCK_DEAD_AT_ONCE 0x4u
 
 struct lock_ops {
 	const char *name;    /* "mkdir-owner" */

@@ -673,7 +673,7 @@ const struct lock_ops lockfile_recorded_ops = {
 		  "{\"pid\" prefix older than the boot's claim.",
 	.params = lr_params,
 	.points = lr_points,
-	.flags = 0,
+	.flags = 0, /* a dead holder may wait out EMPTY_RECORD_GRACE_MS (a dead reclaimer's .recovery): by age */
 	.init = lr_init,
 	.acquire = lr_acquire,
 	.held = lr_held,

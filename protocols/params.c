@@ -140,18 +140,49 @@ int param_parse(const struct param *p, const char *value, int64_t *out, char *wh
 	return 0;
 }
 
-/* v x scale, rounded; a positive constant never scales down to 0. */
-static int64_t params_scale(int64_t v, double scale)
+/* v x scale in ms, rounded to the nearest whole ms; a positive constant
+ * never scales down to 0.  *EXACT_US gets v x scale in us (rounded), so a
+ * caller can tell when the ms value is not the scaled constant. */
+static int64_t params_scale(int64_t v, double scale, double *exact_ms)
 {
+	*exact_ms = (double)v;
 	if (scale == 1.0 || v == LS_NEVER)
 		return v; /* exact; LS_NEVER stays "never" */
-	double s = nearbyint((double)v * scale);
+	double us = nearbyint((double)v * scale * 1000.0);
+	*exact_ms = us / 1000.0;
+	double s = nearbyint(us / 1000.0);
 	if (!(s < 9.2e18))
 		return LS_NEVER;
 	int64_t r = (int64_t)s;
 	if (r < 1 && v > 0)
 		r = 1;
 	return r;
+}
+
+/* Protocols keep their constants in whole ms: a constant whose scaled value
+ * is not a whole ms changes its ratio to the others (at 0.01 mkdir-owner's
+ * 50 ms wait would be 0.5 ms, kept as 1 ms, as long as 1/100 of its stale
+ * age).  Say so on stderr, once per constant and scale. */
+static void params_warn_rounded(const struct param *p, int64_t v, double exact_ms, int64_t kept,
+				double scale)
+{
+	static const struct param *seen[64];
+	static double seen_scale[64];
+	static unsigned nseen;
+
+	if (v == LS_NEVER || fabs(exact_ms - (double)kept) < 1e-9)
+		return;
+	for (unsigned i = 0; i < nseen; i++)
+		if (seen[i] == p && seen_scale[i] == scale)
+			return;
+	if (nseen < 64) {
+		seen[nseen] = p;
+		seen_scale[nseen++] = scale;
+	}
+	fprintf(stderr,
+		"lockstorm: --time-scale %g: %s = %lld ms scales to %.3f ms, kept as %lld ms "
+		"(constants are whole ms): its ratio to the other constants is not the origin's\n",
+		scale, p->name, (long long)v, exact_ms, (long long)kept);
 }
 
 int param_resolve(const struct param *params, int64_t *vals, const char *const *kv, unsigned nkv,
@@ -187,9 +218,14 @@ int param_resolve(const struct param *params, int64_t *vals, const char *const *
 		}
 	}
 
-	for (int i = 0; i < n; i++)
-		if (params[i].unit == PU_MS || params[i].unit == PU_MS_NEVER)
-			vals[i] = params_scale(vals[i], time_scale);
+	for (int i = 0; i < n; i++) {
+		if (params[i].unit != PU_MS && params[i].unit != PU_MS_NEVER)
+			continue;
+		double exact;
+		int64_t kept = params_scale(vals[i], time_scale, &exact);
+		params_warn_rounded(&params[i], vals[i], exact, kept, time_scale);
+		vals[i] = kept;
+	}
 	return 0;
 }
 

@@ -923,13 +923,15 @@ TEST(Checker, LivenessWhenNoAttemptEverTookTheLock)
 TEST(Checker, LivenessWaitingOnADeadWorkersLockUntilGivingUp)
 {
 	/* w0 made the lock object and was killed before it ever held; w1 then
-	 * waited on it and gave up: nobody alive held the lock meanwhile */
+	 * waited on it and gave up: nobody alive held the lock meanwhile, and
+	 * the protocol claims to see a dead holder at once */
 	Hist h;
 	h.attempt(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.5, 77, 1);
 	h.fault(0, 0, 1, 2 /* FK_CRASH */);
 	h.attempt(1, 0, 2).busy(1, 0, 1100); /* waited its whole 1000 ms budget */
 	CheckRun run;
 	run.stale = 1000;
+	run.protos = { "lockfile-legacy", "lockfile-legacy" };
 	check_result r = run.go(h);
 	only(r, INV_LIVENESS);
 	EXPECT_EQ(viol(r, INV_LIVENESS), 1u);

@@ -1,0 +1,178 @@
+/*
+ * integ_oracle.cc - issue 15's false alarms on real runs: each command that
+ * used to report a liveness violation against a live or young holder, on a
+ * bounded list of seeds, must report none on every one (a false alarm must be
+ * impossible, not unlikely); and the real stuck locks (PROTOCOLS.md K-VL-1,
+ * K-VL-2) are still caught at --time-scale 0.01 and 0.02.
+ */
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testutil.h"
+
+static const std::string BIN = LOCKSTORM_BIN;
+
+static CmdResult run_in(const ScratchDir &d, const std::string &tag, const std::string &args)
+{
+	return run_cmd(BIN + " run " + args + " -q --dir " + d.sub("w" + tag) + " --json " +
+		       d.sub(tag + ".json"));
+}
+
+/* (a) a holder paused inside its release (after its close, before its
+ * unlink) still holds: waiters that give up meanwhile waited on it. */
+TEST(IntegOracle, HolderPausedInsideItsReleaseIsNoLivenessFailure)
+{
+	ScratchDir d;
+	for (const char *seed : { "1", "2", "3" }) {
+		SCOPED_TRACE(seed);
+		CmdResult r = run_in(d, seed, std::string("-p lockfile-recorded -w update -n 4 -d 2s "
+				     "--time-scale 0.01 --fault "
+				     "'stall@lockfile-recorded/release/after-close:p=0.05,for=0.5stale' -s ") +
+				     seed);
+		Report rep(d.sub(std::string(seed) + ".json"));
+		ASSERT_TRUE(rep.root) << r.out << r.err;
+		EXPECT_EQ(rep.violations("liveness"), 0) << rep.example("liveness");
+		EXPECT_GT(rep.total("stalls"), 0);
+		EXPECT_EQ(r.status, 0) << r.out;
+	}
+}
+
+/* (b) a crashed holder's lock younger than the stale age: mkdir-owner
+ * promises only "reclaimed once it is LOCK_STALE_MS old". */
+TEST(IntegOracle, DeadHoldersYoungLockIsNoLivenessFailure)
+{
+	ScratchDir d;
+	for (const char *seed : { "1", "2", "3" }) {
+		SCOPED_TRACE(seed);
+		CmdResult r = run_in(d, seed, std::string("-p mkdir-owner -w update -n 8 -d 3s "
+				     "--time-scale 0.02 --faults crashes --respawn -s ") + seed);
+		Report rep(d.sub(std::string(seed) + ".json"));
+		ASSERT_TRUE(rep.root) << r.out << r.err;
+		EXPECT_EQ(rep.violations("liveness"), 0) << rep.example("liveness");
+		EXPECT_GT(rep.total("crashes"), 0);
+	}
+}
+
+/* (c) explore: a waiter's single try stretched by another worker's stall
+ * (the virtual clock jumps for everyone) is no wait on a dead lock. */
+TEST(IntegOracle, ExploreClockJumpIsNoWaitersWait)
+{
+	ScratchDir d;
+	CmdResult r = run_cmd(BIN + " explore -p pidlock -w hold -n 3 --ops 2 --invariant liveness "
+			      "--schedules 2000 --no-shrink -q -o " + d.sub("out") + " --dir " + d.path);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_EQ(r.out.find("violated: liveness"), std::string::npos) << r.out;
+}
+
+/* K-VL-1 and K-VL-2 at both scales: the real stuck lock is still a liveness
+ * failure, and the message names the rule. */
+TEST(IntegOracle, RealStuckLocksAreStillCaughtAtEveryScale)
+{
+	ScratchDir d;
+	for (const char *scale : { "0.01", "0.02" }) {
+		SCOPED_TRACE(scale);
+		std::string s(scale);
+		CmdResult v1 = run_in(d, "v1-" + s, "-p lockfile-legacy --fault "
+				      "'crash@lockfile-legacy/take/after-create:p=0.2' --respawn -w update "
+				      "-n 4 --ops 300 -s 1 --time-scale " + s);
+		Report r1(d.sub("v1-" + s + ".json"));
+		ASSERT_TRUE(r1.root) << v1.out << v1.err;
+		EXPECT_EQ(v1.status, 1);
+		EXPECT_GT(r1.violations("liveness"), 0);
+		EXPECT_NE(r1.example("liveness").find("left when it died"), std::string::npos)
+			<< r1.example("liveness");
+		EXPECT_NE(r1.example("liveness").find("rule dead-holder"), std::string::npos)
+			<< r1.example("liveness");
+
+		CmdResult v2 = run_in(d, "v2-" + s, "-p lockfile-legacy -w hold -n 2 -d 2s --respawn -s 4 "
+				      "--fault 'crash@hold/hold/after-acquire:nth=3,workers=0' "
+				      "--fault 'crash@lockfile-legacy/reclaim/after-recovery-create:nth=1' "
+				      "--time-scale " + s);
+		Report r2(d.sub("v2-" + s + ".json"));
+		ASSERT_TRUE(r2.root) << v2.out << v2.err;
+		EXPECT_EQ(v2.status, 1);
+		EXPECT_GT(r2.violations("liveness"), 0);
+		EXPECT_GT(r2.total("crashes"), 1);
+	}
+}
+
+/* A scaled constant that is not a whole ms says so on stderr, once; at
+ * scale 1 nothing does. */
+TEST(IntegOracle, ARoundedScaledConstantSaysSoOnce)
+{
+	ScratchDir d;
+	CmdResult r = run_in(d, "s", "-p mkdir-owner -w hold -n 2 --ops 2 --time-scale 0.01");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	const std::string line = "wait_ms = 50 ms scales to 0.500 ms, kept as 1 ms";
+	size_t at = r.err.find(line);
+	EXPECT_NE(at, std::string::npos) << r.err;
+	EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << r.err;
+	CmdResult one = run_in(d, "one", "-p mkdir-owner -w hold -n 2 --ops 2");
+	EXPECT_EQ(one.err.find("scales to"), std::string::npos) << one.err;
+}
+
+TEST(IntegOracle, ListInvariantsNamesEveryOneAndItsWorkloads)
+{
+	CmdResult r = run_cmd(BIN + " list invariants");
+	EXPECT_EQ(r.status, 0) << r.err;
+	for (const char *inv : { "exclusion", "zombie-write", "no-lost-writes", "serial-updates",
+				 "state-intact", "own-release", "liveness", "journal-seq", "stale-read",
+				 "no-phantom-result", "no-orphan-lock" })
+		EXPECT_NE(r.out.find(std::string(inv) + "\n  "), std::string::npos) << inv << "\n" << r.out;
+	EXPECT_NE(r.out.find("journal-seq\n"), std::string::npos);
+	EXPECT_NE(r.out.find("workloads append"), std::string::npos) << r.out;
+}
+
+/* The false-alarm corpus (run by ./ci/test with the integration suite):
+ * locks that are correct - the kernel's flock, util-linux flock(1),
+ * py-filelock - under every fault profile and two seeds (update, hold), and
+ * explore of flock with every choice kind.  Any violation here is a false
+ * alarm of the harness.  About a minute and a half on the shared machine. */
+TEST(IntegOracle, FalseAlarmCorpusOfCorrectLocks)
+{
+	ScratchDir d;
+	int n = 0;
+	for (const char *proto : { "flock", "ext:flock1", "ext:py-filelock" })
+		for (const char *prof : { "standard", "stalls", "crashes", "errnos", "windows", "none" })
+			for (const char *wl : { "update -s 1", "hold -s 2" }) {
+				std::string tag = "c" + std::to_string(n++);
+				std::string args = std::string("-p ") + proto + " --faults " + prof + " -w " + wl +
+						   " -n 4 -d 600ms --time-scale 0.01";
+				SCOPED_TRACE(args);
+				CmdResult r = run_in(d, tag, args);
+				EXPECT_EQ(r.status, 0) << r.out << r.err;
+				Report rep(d.sub(tag + ".json"));
+				ASSERT_TRUE(rep.root) << r.out << r.err;
+				EXPECT_EQ(rep.verdict(), "pass") << r.out;
+			}
+	for (const char *ex : { "-w update --pauses --points --max-stalls 2 --max-crashes 1 --schedules 400",
+				"-w hold --stall 0.5,1.5 --max-crashes 1 --schedules 400" }) {
+		SCOPED_TRACE(ex);
+		CmdResult r = run_cmd(BIN + " explore -p flock -n 3 --ops 2 -q " + ex + " -o " + d.sub("x") +
+				      " --dir " + d.path);
+		EXPECT_EQ(r.status, 0) << r.out << r.err;
+		EXPECT_NE(r.out.find("nothing found"), std::string::npos) << r.out;
+	}
+}
+
+/* no-orphan-lock on a real run: K-VL-1 under retainLiveOwner, where the
+ * empty lock of a killed taker is never stale, breaks it; flock keeps it
+ * (the corpus above judges it on every run). */
+TEST(IntegOracle, NoOrphanLockCatchesTheRetainedEmptyLock)
+{
+	ScratchDir d;
+	CmdResult r = run_in(d, "k", "-p lockfile-legacy --param retain=1 "
+			     "--fault 'crash@lockfile-legacy/take/after-create:p=0.2' --respawn "
+			     "--time-scale 0.01 -w update -n 4 --ops 200 -s 1");
+	Report rep(d.sub("k.json"));
+	ASSERT_TRUE(rep.root) << r.out << r.err;
+	EXPECT_EQ(r.status, 1);
+	EXPECT_GT(rep.violations("no-orphan-lock"), 0) << r.out;
+	EXPECT_NE(rep.example("no-orphan-lock").find("its maker died"), std::string::npos)
+		<< rep.example("no-orphan-lock");
+	CmdResult f = run_in(d, "f", "-p flock --faults crashes -w update -n 4 -d 1s --time-scale 0.01");
+	Report fr(d.sub("f.json"));
+	ASSERT_TRUE(fr.root) << f.out << f.err;
+	EXPECT_EQ(fr.violations("no-orphan-lock"), 0);
+}
