@@ -725,12 +725,24 @@ static void incomplete_why(const struct supervisor *sv, char *why, size_t len)
 			 (unsigned long long)atomic_load(&sv->arena->ops_claimed), (unsigned long long)cfg->ops);
 }
 
+/* FILE can be written: its folder is there and writable, or it is the -o
+ * folder this run will make, in a writable folder. */
+static int check_output(const struct run_config *cfg, const char *file, const char *what, char *why, size_t len)
+{
+	const char *slash = file ? strrchr(file, '/') : NULL;
+	struct stat st;
+	if (slash && cfg->outdir[0] && (size_t)(slash - file) == strlen(cfg->outdir) &&
+	    !strncmp(file, cfg->outdir, (size_t)(slash - file)) && stat(cfg->outdir, &st) != 0)
+		return rundir_check_writable(cfg->outdir, what, why, len);
+	return rundir_check_writable(file, what, why, len);
+}
+
 int driver_run(struct run_config *cfg)
 {
 	char why[512];
 	/* refuse early: an output that cannot be written is known before anything runs */
-	if (rundir_check_writable(cfg->json_path, "--json", why, sizeof why) ||
-	    rundir_check_writable(cfg->junit_path, "--junit", why, sizeof why)) {
+	if (check_output(cfg, cfg->json_path, "--json", why, sizeof why) ||
+	    check_output(cfg, cfg->junit_path, "--junit", why, sizeof why)) {
 		fprintf(stderr, "lockstorm: %s\n", why);
 		return 2;
 	}
