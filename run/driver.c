@@ -510,6 +510,7 @@ static int supervise(struct supervisor *sv)
 	/* Start barrier: every worker set up, then all go at once. */
 	while (atomic_load(&sv->arena->ready) < cfg->workers) {
 		if (interrupted) { /* during start-up: nothing ran, nothing to judge */
+			journal_log(&sv->dj, EV_STOP, 0, 0, interrupted, 0, 0); /* for `check`: interrupted */
 			kill_all(sv);
 			while (reap(sv, 1) > 0)
 				wait_sigchld(&chld, 20);
@@ -958,6 +959,15 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 	}
 	struct verdict v;
 	verdict_from_check(&v, &res);
+	/* the driver's stop record says whether the run was interrupted */
+	struct jrec *drec = NULL;
+	size_t dn = 0, dtorn = 0;
+	snprintf(p, sizeof p, "%s/journal/driver.bin", outdir);
+	if (journal_read_file(p, &drec, &dn, &dtorn) == 0)
+		for (size_t i = 0; i < dn; i++)
+			if (drec[i].type == EV_STOP && drec[i].a)
+				verdict_incomplete(&v, "the run was interrupted");
+	free(drec);
 	finish_report(&cfg, &res, &v, NULL, outdir, 0);
 	return verdict_exit(&v);
 }

@@ -141,6 +141,10 @@ TEST(IntegLifecycle, AnInterruptedRunIsIncompleteInEveryOutput)
 		std::string xml = slurp(d.sub("j.xml"));
 		EXPECT_NE(xml.find("<error"), std::string::npos) << xml;
 		EXPECT_NE(xml.find("errors=\"1\""), std::string::npos) << xml;
+		/* `check` of the kept run says the same */
+		CmdResult c = lockstorm("check -q " + d.sub("out"));
+		EXPECT_EQ(c.status, 4) << c.out << c.err;
+		EXPECT_NE(c.out.find("verdict: INCOMPLETE (the run was interrupted)"), std::string::npos) << c.out;
 	}
 }
 
