@@ -733,7 +733,8 @@ int sc_run(int argc, char **argv)
 	printf("\n%zu scenario%s, %u revision%s, %.1f s: ", nsc, nsc == 1 ? "" : "s", ro.revs,
 	       ro.revs == 1 ? "" : "s", now_s() - t0);
 	if (!ro.bad && !ro.errors)
-		printf("every revision as expected\n");
+		printf(sc_interrupted ? "interrupted; every revision run so far as expected\n"
+		       : "every revision as expected\n");
 	else
 		printf("%u not as expected, %u without a verdict; first: %s\n", ro.bad, ro.errors, ro.first_bad);
 	verdict_print(stdout, &ro.v);

@@ -35,7 +35,8 @@ struct Bg {
 	std::string errtext;  /* what it printed so far */
 	std::string outfile;
 
-	Bg(const std::string &args, const std::string &out)
+	/* WATCH_STDOUT: the pipe reads its stdout, and stderr goes to OUT */
+	Bg(const std::string &args, const std::string &out, bool watch_stdout = false)
 	{
 		outfile = out;
 		int p[2];
@@ -43,9 +44,9 @@ struct Bg {
 		pid = fork();
 		if (pid == 0) {
 			close(p[0]);
-			dup2(p[1], 2);
+			dup2(p[1], watch_stdout ? 1 : 2);
 			int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			dup2(o, 1);
+			dup2(o, watch_stdout ? 2 : 1);
 			int nul = open("/dev/null", O_RDONLY);
 			dup2(nul, 0);
 			execl("/bin/sh", "sh", "-c", ("exec " + BIN + " " + args).c_str(), (char *)NULL);
@@ -212,6 +213,17 @@ TEST(IntegLifecycle, AnInterruptedCompareIsIncomplete)
 	ASSERT_TRUE(rep.root);
 	EXPECT_EQ(rep.verdict(), "incomplete");
 	EXPECT_TRUE(json_is_false(json_object_get(rep.root, "complete")));
+}
+
+TEST(IntegLifecycle, AnInterruptedScenarioRunIsIncomplete)
+{
+	ScratchDir d;
+	Bg sc("scenario run --all", d.sub("stderr"), true);
+	ASSERT_TRUE(sc.wait_for(" ok ")) << sc.errtext; /* one revision is done */
+	kill(sc.pid, SIGTERM);
+	EXPECT_EQ(sc.finish(), 4) << sc.errtext;
+	EXPECT_NE(sc.errtext.find("verdict: INCOMPLETE (interrupted after "), std::string::npos) << sc.errtext;
+	EXPECT_EQ(sc.errtext.find("every revision as expected"), std::string::npos) << sc.errtext;
 }
 
 TEST(IntegLifecycle, UnwritableOutputsAreRefusedBeforeAnythingRuns)
