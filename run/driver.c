@@ -569,8 +569,11 @@ static int supervise(struct supervisor *sv)
 	for (unsigned i = 0; i < cfg->workers; i++)
 		if (sv->budget_ms[i] > max_budget)
 			max_budget = sv->budget_ms[i];
+	if (max_budget > 3600000) /* LS_NEVER, or absurd: no sum below may overflow */
+		max_budget = 3600000;
 	/* ends at duration + budget + margin whatever stall was announced; an
-	 * interrupt leaves the margin only */
+	 * interrupt leaves the margin only, and one in a grace already past
+	 * that margin ends it at once */
 	int64_t deadline = (cfg->duration_ms ? start + cfg->duration_ms : sv->stop_ms) + max_budget + extra + 1000;
 	if (interrupted && deadline > sv->stop_ms + WATCHDOG_MARGIN_MS)
 		deadline = sv->stop_ms + WATCHDOG_MARGIN_MS;
