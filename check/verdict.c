@@ -141,3 +141,16 @@ const char *verdict_json(const struct verdict *v)
 	}
 	return "pass";
 }
+
+int verdict_exit(const struct verdict *v)
+{
+	switch (verdict_kind(v)) {
+	case VERDICT_FAIL:
+		return 1;
+	case VERDICT_INCOMPLETE:
+		return VERDICT_EXIT_INCOMPLETE;
+	case VERDICT_PASS:
+		break;
+	}
+	return 0;
+}

@@ -79,6 +79,11 @@ size_t verdict_format(const struct verdict *v, char *buf, size_t len);
 void verdict_print(FILE *f, const struct verdict *v);
 /* "pass", "fail" or "incomplete". */
 const char *verdict_json(const struct verdict *v);
+/* The exit code every command gives for V: 0 PASS, 1 FAIL, 4 INCOMPLETE
+ * (VERDICT_EXIT_INCOMPLETE: interrupted, a budget cut, workers lost, or
+ * data that cannot be judged; never 0). */
+#define VERDICT_EXIT_INCOMPLETE 4
+int verdict_exit(const struct verdict *v);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * compare.c - `lockstorm compare`: protocol revisions side by side (see compare.h).
  */
 #include "compare.h"
+#include "compare_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +77,7 @@ struct cmp {
 	char exe[PATH_MAX];
 	char inv[MAX_INVS][48];
 	unsigned ninv;
+	char incomplete[160];  /* runs missing (interrupted) or cut short: why; "" when complete */
 	int errno_seen[MAX_ERRNO];
 	/* from the first report: the shared plan, for the header */
 	char workload[64], length[64], profile[64];
@@ -83,7 +85,7 @@ struct cmp {
 	double time_scale;
 };
 
-static volatile sig_atomic_t cmp_interrupted;
+static volatile sig_atomic_t cmp_interrupted; /* SIGINT or SIGTERM: no new runs, the current one stops */
 
 static void on_int(int sig)
 {
@@ -301,42 +303,7 @@ static int parse(struct cmp *c, int argc, char **argv)
 
 static int run_child(struct cmp *c, struct rev *r, uint64_t seed, const char *json, const char *outdir)
 {
-	char seedbuf[32];
-	snprintf(seedbuf, sizeof seedbuf, "%llu", (unsigned long long)seed);
-	char *av[MAX_PASS + 16];
-	int n = 0;
-	av[n++] = c->exe;
-	av[n++] = "run";
-	av[n++] = "-p";
-	av[n++] = r->plist;
-	for (unsigned k = 0; k < c->npass; k++)
-		av[n++] = c->pass[k];
-	av[n++] = "-s";
-	av[n++] = seedbuf;
-	av[n++] = "-q";
-	av[n++] = "--json";
-	av[n++] = (char *)json;
-	av[n++] = "-o";
-	av[n++] = (char *)outdir;
-	av[n] = NULL;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (null >= 0)
-			dup2(null, STDOUT_FILENO); /* the verdict line: the table says it */
-		signal(SIGINT, SIG_DFL);
-		execv(c->exe, av);
-		fprintf(stderr, "lockstorm: compare: cannot run %s: %s\n", c->exe, strerror(errno));
-		_exit(3);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return compare_child_run(c->exe, r->plist, c->pass, c->npass, seed, json, outdir, &cmp_interrupted);
 }
 
 /* Errors by errno from the run's journals. */
@@ -661,6 +628,8 @@ static void compare_verdict(const struct cmp *c, struct verdict *v)
 		if (v->nfail + v->more == before) /* its failed runs' reports named no invariant */
 			verdict_fail(v, rv->name, "violation");
 	}
+	if (c->incomplete[0])
+		verdict_incomplete(v, c->incomplete);
 }
 
 static void print_table(FILE *f, const struct cmp *c)
@@ -799,6 +768,11 @@ static int write_json(const struct cmp *c, const char *path)
 				 (json_int_t)c->repeat, "seed", (json_int_t)c->seed, "workload", c->workload, "workers",
 				 (json_int_t)c->workers, "length", c->length, "time_scale", c->time_scale, "invariants",
 				 invnames, "revisions", revs, "verdict", verdict_json(&cv));
+	if (root) {
+		json_object_set_new(root, "complete", json_boolean(!cv.incomplete));
+		if (cv.incomplete)
+			json_object_set_new(root, "incomplete_reason", json_string(cv.why));
+	}
 	int rc = root ? json_dump_file(root, path, JSON_INDENT(2)) : -1;
 	json_decref(root);
 	return rc;
@@ -895,13 +869,14 @@ int compare_main(int argc, char **argv)
 			return 3;
 		}
 	}
-	struct sigaction sa, old;
+	struct sigaction sa, old, old_term;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_int;
 	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGTERM, &sa, &old_term);
 
 	double t0 = now_s();
-	unsigned done = 0, total_runs = c.repeat * c.nrev, viol_runs = 0;
+	unsigned done = 0, total_runs = c.repeat * c.nrev, viol_runs = 0, incomplete_runs = 0;
 	int usage_failed = 0;
 	for (unsigned k = 0; k < c.repeat && !cmp_interrupted && !usage_failed; k++) {
 		for (unsigned r = 0; r < c.nrev && !cmp_interrupted; r++) {
@@ -916,12 +891,17 @@ int compare_main(int argc, char **argv)
 			snprintf(out, sizeof out, "%s/%s", c.outdir ? c.outdir : c.tmp, tag);
 			int st = run_child(&c, v, seed, json, out);
 			json_error_t err;
-			json_t *rep = (st == 0 || st == 1) ? json_load_file(json, 0, &err) : NULL;
+			json_t *rep = (st == 0 || st == 1 || st == VERDICT_EXIT_INCOMPLETE) ? json_load_file(json, 0, &err)
+												 : NULL;
 			v->runs++;
 			done++;
 			json_t *run = json_pack("{s:I,s:I,s:i,s:s}", "order", (json_int_t)done, "seed", (json_int_t)seed,
 						"exit", st, "outdir", c.outdir ? out : "");
-			if (!rep) {
+			if (rep && st == VERDICT_EXIT_INCOMPLETE) { /* cut short: kept, not folded into the figures */
+				incomplete_runs++;
+				json_object_set_new(run, "verdict", json_string("incomplete"));
+				json_object_set(run, "report", rep);
+			} else if (!rep) {
 				v->harness++;
 				if (st == 2)
 					usage_failed = 1;
@@ -946,6 +926,11 @@ int compare_main(int argc, char **argv)
 		}
 	}
 	sigaction(SIGINT, &old, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (!usage_failed && (cmp_interrupted || incomplete_runs || done < total_runs))
+		snprintf(c.incomplete, sizeof c.incomplete, "%s after %u of %u runs%s",
+			 cmp_interrupted ? "interrupted" : "cut short", done - incomplete_runs, total_runs,
+			 incomplete_runs ? ", the last one cut short" : "");
 
 	print_table(stdout, &c);
 	fflush(stdout);
@@ -988,5 +973,7 @@ int compare_main(int argc, char **argv)
 		return 2;
 	if (harness || wrote_bad)
 		return 3;
-	return any_violation(&c) ? 1 : 0;
+	if (any_violation(&c))
+		return 1;
+	return c.incomplete[0] ? VERDICT_EXIT_INCOMPLETE : 0;
 }

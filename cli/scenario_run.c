@@ -16,7 +16,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -350,7 +352,19 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* fork + exec /proc/self/exe ARGV, stdout and stderr to LOG.  Exit code or 128+signal, -1. */
+/* SIGINT or SIGTERM: no new revision starts; the running one is told to stop. */
+static volatile sig_atomic_t sc_interrupted;
+
+static void sc_on_interrupt(int sig)
+{
+	(void)sig;
+	sc_interrupted = 1;
+}
+
+/* fork + exec /proc/self/exe ARGV, stdout and stderr to LOG.  Exit code or
+ * 128+signal, -1.  The run dies with us (PDEATHSIG SIGTERM: it stops its own
+ * workers) and sits in a group of its own: an interrupt reaches it once, from
+ * us, and it ends INCOMPLETE. */
 static int spawn_run(char *const *argv, const char *log)
 {
 	fflush(NULL);
@@ -362,16 +376,28 @@ static int spawn_run(char *const *argv, const char *log)
 		int nul = open("/dev/null", O_RDONLY);
 		if (fd < 0 || nul < 0)
 			_exit(127);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		dup2(nul, 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
+	setpgid(pid, pid);
+	int st, told = 0;
+	for (;;) {
+		if (sc_interrupted && !told) {
+			kill(pid, SIGTERM);
+			told = 1;
+		}
+		if (waitpid(pid, &st, 0) >= 0)
+			break;
 		if (errno != EINTR)
 			return -1;
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -589,7 +615,7 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 			wrap(stdout, sc->story, 2);
 		fflush(stdout);
 	}
-	for (unsigned i = 0; i < sc->nrev; i++) {
+	for (unsigned i = 0; i < sc->nrev && !sc_interrupted; i++) {
 		const struct sc_rev *r = &sc->rev[i];
 		struct sc_observed *o = malloc(sizeof *o);
 		struct sc_cex cx;
@@ -612,6 +638,10 @@ static void run_scenario(const struct scenario *sc, struct run_opts *ro)
 		} while (tried < nseed && o->ran && (r->inv_mask & ~o->viol));
 		double dt = now_s() - t0;
 		int j = r->ncex ? judge_cex(r, &cx, o, why, sizeof why) : judge(r, o, why, sizeof why);
+		if (sc_interrupted && (j < 0 || o->status == VERDICT_EXIT_INCOMPLETE)) { /* cut short: no judgment */
+			free(o);
+			break;
+		}
 		expect_text(r, ex, sizeof ex);
 		if (r->ncex) {
 			char invs[256], tort[300];
@@ -830,17 +860,33 @@ int sc_run(int argc, char **argv)
 		rc = 3;
 		goto out;
 	}
-	double t0 = now_s();
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = sc_on_interrupt;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	unsigned total = 0;
 	for (size_t i = 0; i < nsc; i++)
+		total += scs[i]->nrev;
+	double t0 = now_s();
+	for (size_t i = 0; i < nsc && !sc_interrupted; i++)
 		run_scenario(scs[i], &ro);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (sc_interrupted) {
+		char why[160];
+		snprintf(why, sizeof why, "interrupted after %u of %u revisions", ro.revs, total);
+		verdict_incomplete(&ro.v, why);
+	}
 	printf("\n%zu scenario%s, %u revision%s, %.1f s: ", nsc, nsc == 1 ? "" : "s", ro.revs,
 	       ro.revs == 1 ? "" : "s", now_s() - t0);
 	if (!ro.bad && !ro.errors)
-		printf("every revision as expected\n");
+		printf(sc_interrupted ? "interrupted; every revision run so far as expected\n"
+		       : "every revision as expected\n");
 	else
 		printf("%u not as expected, %u without a verdict; first: %s\n", ro.bad, ro.errors, ro.first_bad);
 	verdict_print(stdout, &ro.v);
-	rc = ro.errors ? 3 : ro.bad ? 1 : 0;
+	rc = ro.bad ? 1 : sc_interrupted ? VERDICT_EXIT_INCOMPLETE : ro.errors ? 3 : 0;
 	if (ro.outdir && !ro.quiet)
 		printf("runs kept in %s\n", ro.outdir);
 	else if (!ro.outdir && (ro.bad || ro.errors))

@@ -432,9 +432,11 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			crashes++;
 			x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash("explore/crash"), 0);
 			pid_t pid = sl->pid;
-			kill(pid, SIGKILL);
-			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-				;
+			if (pid > 0) { /* never kill(0): that is the caller's whole group */
+				kill(pid, SIGKILL);
+				while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+					;
+			}
 			sl->pid = 0;
 			atomic_store(&sl->state, SS_DONE);
 			x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);

@@ -322,6 +322,20 @@ int explore_main(int argc, char **argv)
 		verdict_fail(&v, NULL, check_inv_name((enum inv_id)found[i].inv));
 	if (rc == 1 && !nfound) /* a failure it could not keep (out of memory) is still one */
 		verdict_fail(&v, NULL, check_inv_name(INV__COUNT));
+	/* stopped before its budget: what it did not search proves nothing (a
+	 * failure already found still stands: FAIL) */
+	if (x_interrupted && rc != 3) {
+		char why[160];
+		if (cfg.schedules)
+			snprintf(why, sizeof why, "interrupted after %.1f s of %g s, %llu of %llu schedules", elapsed,
+				 (double)cfg.budget_ms / 1000.0, (unsigned long long)sched_no,
+				 (unsigned long long)cfg.schedules);
+		else
+			snprintf(why, sizeof why, "interrupted after %.1f s of %g s", elapsed, (double)cfg.budget_ms / 1000.0);
+		verdict_incomplete(&v, why);
+		if (rc == 0)
+			rc = VERDICT_EXIT_INCOMPLETE;
+	}
 	if (rc != 3) {
 		printf("explored %llu schedules (%llu steps) in %.2f s: %.0f schedules/s%s\n", (unsigned long long)sched_no,
 		       (unsigned long long)ex.steps, elapsed, rate, shrink_runs ? " (shrinking not counted)" : "");
@@ -350,7 +364,7 @@ int explore_main(int argc, char **argv)
 		}
 		printf(", %zu ordered step pairs across workers\n", ex.npairs);
 		if (rc != 1)
-			printf("nothing found\n");
+			printf(x_interrupted ? "nothing found before the interrupt\n" : "nothing found\n");
 		verdict_print(stdout, &v);
 	}
 	if (cfg.json[0]) {
@@ -370,6 +384,9 @@ int explore_main(int argc, char **argv)
 				      "step_pairs", (json_int_t)ex.npairs,
 				      "verdict", rc == 3 ? "error" : verdict_json(&v));
 		hit = missed = NULL;
+		json_object_set_new(o, "complete", json_boolean(!v.incomplete && rc != 3));
+		if (v.incomplete)
+			json_object_set_new(o, "incomplete_reason", json_string(v.why));
 		if (cfg.strategy == XS_PCT)
 			json_object_set_new(o, "pct_probability_bound", json_real(pct_bound));
 		if (json_dump_file(o, cfg.json, JSON_INDENT(1)) != 0) {
@@ -384,7 +401,7 @@ int explore_main(int argc, char **argv)
 	json_decref(hit);
 	json_decref(missed);
 	if (x_interrupted)
-		fprintf(stderr, "lockstorm: interrupted\n");
+		fprintf(stderr, "lockstorm: interrupted before the %s was spent\n", cfg.schedules ? "schedule budget" : "time budget");
 	free(found);
 	free(dfsp->node);
 	xexec_free(&x);

@@ -178,8 +178,9 @@ int junit_write_result(const char *path, const struct run_config *cfg, const str
 		else if (res->inv[i].violations)
 			failures++;
 	}
-	open_suites(f, tests, failures, 0, res->elapsed_s);
-	open_suite(f, suite, tests, failures, 0, skipped, res->elapsed_s);
+	unsigned errors = v->incomplete ? 1 : 0; /* the run did not finish: an <error> testcase */
+	open_suites(f, tests + errors, failures, errors, res->elapsed_s);
+	open_suite(f, suite, tests + errors, failures, errors, skipped, res->elapsed_s);
 	fputs("    <properties>\n", f);
 	property(f, "protocols", protos);
 	property(f, "workload", cfg->workload->name);
@@ -212,6 +213,13 @@ int junit_write_result(const char *path, const struct run_config *cfg, const str
 		for (unsigned k = 0; k < inv->nex; k++)
 			ex[k] = inv->ex[k].text;
 		testcase(f, classname, inv->name, inv->applicable, inv->violations, ex, inv->nex, NULL);
+	}
+	if (errors) {
+		fputs("    <testcase", f);
+		attr(f, "classname", classname);
+		fputs(" name=\"complete\" time=\"0\">\n      <error type=\"incomplete\"", f);
+		attr(f, "message", v->why);
+		fputs("/>\n    </testcase>\n", f);
 	}
 	fputs("  </testsuite>\n</testsuites>\n", f);
 	return finish(f);

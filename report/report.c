@@ -141,6 +141,11 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 	json_t *root = json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:I}", "schema", "lockstorm-report/1",
 				 "config", config, "totals", totals, "throughput", thr, "invariants", invs,
 				 "verdict", verdict_json(v), "torn_bytes", (json_int_t)res->torn_bytes);
+	if (root) { /* an interrupted or cut-short run proves nothing: say so beside the verdict */
+		json_object_set_new(root, "complete", json_boolean(!v->incomplete));
+		if (v->incomplete)
+			json_object_set_new(root, "incomplete_reason", json_string(v->why));
+	}
 	if (root && res->nrev) {
 		json_t *revs = json_array();
 		for (unsigned k = 0; k < res->nrev; k++) {
@@ -161,6 +166,7 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 				json_object_set_new(calls, fsx_op_name((enum fsx_op)op), json_integer((json_int_t)live->fs_calls[op]));
 		json_object_set_new(root, "fs_calls", calls);
 		json_object_set_new(root, "online_breaches", json_integer((json_int_t)live->online_breaches));
+		json_object_set_new(root, "cut_stalls", json_integer((json_int_t)live->cut));
 	}
 	if (!root) {
 		errno = ENOMEM;

@@ -20,6 +20,7 @@ struct report_live {
 	uint64_t fs_calls[FSX_OP_COUNT]; /* every call through the seam, all workers */
 	uint64_t online_breaches;        /* double holders seen by the arena's counter the instant they happened */
 	unsigned first_a, first_b;       /* the first such pair of workers */
+	unsigned cut;                    /* stalls and stops longer than the run, cut at its end */
 };
 
 /* Full summary: config, totals, throughput, one row per invariant, and V's

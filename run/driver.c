@@ -35,6 +35,8 @@
 #include "../report/junit.h"
 #include "../report/report.h"
 #include "runcfg.h"
+#include "rundir.h"
+#include "leftover.h"
 
 #define WORK_MARKER ".lockstorm-owned"
 #define OUT_MARKER ".lockstorm-out"
@@ -74,124 +76,54 @@ static void say(const struct run_config *cfg, const char *fmt, ...)
 
 /* ---- directories ---- */
 
-static int dir_is_empty(const char *path, const char *except)
-{
-	DIR *d = opendir(path);
-	if (!d)
-		return -1;
-	struct dirent *de;
-	int empty = 1;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (except && !strcmp(de->d_name, except)))
-			continue;
-		empty = 0;
-		break;
-	}
-	closedir(d);
-	return empty;
-}
+/* The work and output folders, claimed and locked (run/rundir.h); the
+ * names below are the only ones a run clears or removes there. */
+struct dirs {
+	struct rundir work, out;
+};
 
-static int has_marker(const char *dir, const char *marker)
+static int prepare_dirs(struct run_config *cfg, struct dirs *d, char *why, size_t len)
 {
-	char p[PATH_MAX + 64];
-	snprintf(p, sizeof p, "%s/%s", dir, marker);
-	return access(p, F_OK) == 0;
-}
-
-static int put_marker(const char *dir, const char *marker)
-{
-	char p[PATH_MAX + 64];
-	snprintf(p, sizeof p, "%s/%s", dir, marker);
-	int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	dprintf(fd, "made by lockstorm (pid %d); lockstorm may remove what it made here\n", (int)getpid());
-	close(fd);
-	return 0;
-}
-
-/* A directory we may write into: made fresh, or empty, or already ours. */
-static int claim_dir(const char *dir, const char *marker, const char *what, char *why, size_t len)
-{
-	if (mkdir(dir, 0777) == 0)
-		return put_marker(dir, marker);
-	if (errno != EEXIST) {
-		snprintf(why, len, "%s %s: %s", what, dir, strerror(errno));
-		return -1;
-	}
-	int empty = dir_is_empty(dir, NULL);
-	if (empty < 0) {
-		snprintf(why, len, "%s %s: %s", what, dir, strerror(errno));
-		return -1;
-	}
-	if (!empty && !has_marker(dir, marker)) {
-		snprintf(why, len, "%s %s is not empty and not marked as lockstorm's (%s): refusing to use it",
-			 what, dir, marker);
-		return -1;
-	}
-	return put_marker(dir, marker);
-}
-
-static int make_temp_dir(char *out, size_t len, const char *prefix)
-{
-	const char *base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
-	snprintf(out, len, "%s/%s.XXXXXX", base, prefix);
-	return mkdtemp(out) ? 0 : -1;
-}
-
-static int prepare_dirs(struct run_config *cfg, char *why, size_t len)
-{
+	rundir_init(&d->work);
+	rundir_init(&d->out);
+	rundir_sweep_stale(); /* a SIGKILLed run's temp folders */
 	if (!cfg->workdir[0]) {
-		if (make_temp_dir(cfg->workdir, sizeof cfg->workdir, "lockstorm-work")) {
-			snprintf(why, len, "cannot make a work directory: %s", strerror(errno));
+		if (rundir_temp(&d->work, "lockstorm-work", WORK_MARKER, why, len))
 			return -1;
-		}
+		snprintf(cfg->workdir, sizeof cfg->workdir, "%s", d->work.path);
 		cfg->workdir_ours = 1;
-		put_marker(cfg->workdir, WORK_MARKER);
-	} else if (claim_dir(cfg->workdir, WORK_MARKER, "work directory", why, len)) {
+	} else if (rundir_claim(&d->work, cfg->workdir, WORK_MARKER, "work directory", why, len)) {
 		return -1;
 	}
 	if (!cfg->outdir[0]) {
-		if (make_temp_dir(cfg->outdir, sizeof cfg->outdir, "lockstorm-out")) {
-			snprintf(why, len, "cannot make an output directory: %s", strerror(errno));
+		if (rundir_temp(&d->out, "lockstorm-out", OUT_MARKER, why, len))
 			return -1;
-		}
+		snprintf(cfg->outdir, sizeof cfg->outdir, "%s", d->out.path);
 		cfg->outdir_temp = 1;
-	} else if (claim_dir(cfg->outdir, OUT_MARKER, "output directory", why, len)) {
+	} else if (rundir_claim(&d->out, cfg->outdir, OUT_MARKER, "output directory", why, len)) {
 		return -1;
 	}
-	/* Leftovers of an earlier run in a marked directory are ours to clear. */
+	/* Leftovers of an earlier run, cleared only where its marker lists them. */
+	static const char *const out_names[] = { "journal", "final-state.json", "final-snapshot.json",
+						 "run.json", "report.json" };
+	if (rundir_clear(&d->work, "store", why, len))
+		return -1;
+	for (size_t i = 0; i < sizeof out_names / sizeof out_names[0]; i++)
+		if (rundir_clear(&d->out, out_names[i], why, len))
+			return -1;
 	char p[PATH_MAX + 64];
-	snprintf(p, sizeof p, "%s/store", cfg->workdir);
-	fsutil_rm_tree(p);
 	snprintf(p, sizeof p, "%s/journal", cfg->outdir);
-	fsutil_rm_tree(p);
 	if (mkdir(p, 0777) != 0) {
 		snprintf(why, len, "cannot make %s: %s", p, strerror(errno));
 		return -1;
 	}
-	snprintf(p, sizeof p, "%s/final-state.json", cfg->outdir);
-	unlink(p);
-	snprintf(p, sizeof p, "%s/final-snapshot.json", cfg->outdir);
-	unlink(p);
 	return 0;
 }
 
-static void cleanup_dirs(const struct run_config *cfg)
+static void cleanup_dirs(const struct run_config *cfg, struct dirs *d)
 {
-	char p[PATH_MAX + 64];
-	if (!cfg->keep) {
-		if (cfg->workdir_ours) {
-			fsutil_rm_tree(cfg->workdir);
-		} else {
-			snprintf(p, sizeof p, "%s/store", cfg->workdir);
-			fsutil_rm_tree(p);
-		}
-	}
-	if (cfg->outdir_temp)
-		fsutil_rm_tree(cfg->outdir);
+	rundir_release(&d->work, !cfg->keep);
+	rundir_release(&d->out, cfg->outdir_temp);
 }
 
 /* ---- workers ---- */
@@ -211,6 +143,10 @@ struct supervisor {
 	pid_t sweeper;         /* sweep fault: the process that removes empty folders */
 	pid_t bystander;       /* pid-reuse fault: a live process unrelated to the lock */
 	struct ext_run *ext;   /* external workers (adapters), NULL if none */
+	int64_t start_ms;      /* mono ms of the go; 0: interrupted before it */
+	int64_t stop_ms;       /* mono ms of the stop */
+	unsigned respawn_failed; /* crashed workers that could not be forked again */
+	unsigned cut;          /* stops and stalls cut at the end of the run */
 };
 
 static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned incarnation)
@@ -319,7 +255,11 @@ static unsigned reap(struct supervisor *sv, int stopping)
 			journal_log(&sv->dj, EV_KILLED, (uint32_t)id, 0, WTERMSIG(status), pid, s->watchdog_killed);
 			if (sv->cfg->respawn && !stopping) {
 				s->watchdog_killed = 0;
-				spawn(sv, (unsigned)id, s->incarnation + 1);
+				if (spawn(sv, (unsigned)id, s->incarnation + 1) != 0) {
+					/* never silent: the verdict cannot be PASS without it */
+					sv->respawn_failed++;
+					fprintf(stderr, "lockstorm: cannot respawn worker %d: %s\n", id, strerror(errno));
+				}
 			}
 		} else {
 			s->exited = 1;
@@ -343,6 +283,20 @@ static void wake_stopped(struct supervisor *sv)
 		int64_t until = atomic_load(&sv->arena->w[i].stop_until_ns);
 		if (until && now >= until && sv->slot[i].pid) {
 			atomic_store(&sv->arena->w[i].stop_until_ns, 0);
+			kill(sv->slot[i].pid, SIGCONT);
+		}
+	}
+}
+
+/* The run is over (or interrupted): a worker stopped past it is woken now,
+ * to finish its op; one whose stop had time left is counted as cut. */
+static void wake_all(struct supervisor *sv)
+{
+	int64_t now = fsx_mono_ns();
+	for (unsigned i = 0; i < sv->cfg->workers; i++) {
+		int64_t until = atomic_exchange(&sv->arena->w[i].stop_until_ns, 0);
+		if (until && sv->slot[i].pid) {
+			sv->cut += until > now;
 			kill(sv->slot[i].pid, SIGCONT);
 		}
 	}
@@ -432,8 +386,13 @@ static void kill_all(struct supervisor *sv)
 	for (unsigned i = 0; i < sv->cfg->workers; i++)
 		if (sv->slot[i].pid)
 			kill(sv->slot[i].pid, SIGKILL);
-	if (sv->pgid)
-		kill(-sv->pgid, SIGKILL);
+	/* the workers' group, only while one of its members is unreaped: then
+	 * its number cannot have been reused, and it never is the caller's */
+	for (unsigned i = 0; i < sv->cfg->workers; i++)
+		if (sv->pgid > 1 && sv->slot[i].pid && !ext_is(sv->ext, i) && sv->pgid != getpgrp()) {
+			kill(-sv->pgid, SIGKILL);
+			break;
+		}
 }
 
 static int wait_sigchld(const sigset_t *set, int64_t ms)
@@ -463,6 +422,11 @@ static int sweep_entry(const char *path, const struct stat *st, int flag, struct
 	(void)st;
 	if (flag != FTW_DP || ftw->level == 0)
 		return 0;
+	/* only inside the lock's folder (store/, which lockstorm made): never a
+	 * folder of the user's beside it in a --dir */
+	size_t rl = strlen(sweep_root);
+	if (strncmp(path, sweep_root, rl) || strncmp(path + rl, "/store", 6) || (path[rl + 6] && path[rl + 6] != '/'))
+		return 0;
 	if (strstr(path, ".lock/") || (strlen(path) >= 5 && !strcmp(path + strlen(path) - 5, ".lock")))
 		return 0;
 	if (sweep_rule->path[0] && fnmatch(sweep_rule->path, path, 0) != 0)
@@ -480,6 +444,7 @@ static pid_t start_sweeper(struct supervisor *sv, const struct fault_rule *r)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != sv->driver_pid)
 		_exit(0);
+	setpgid(0, 0); /* out of the caller's group: a terminal's ^C is the driver's to handle */
 	sigprocmask(SIG_SETMASK, &sv->oldmask, NULL);
 	signal(SIGINT, SIG_IGN);
 	sweep_rule = r;
@@ -501,6 +466,8 @@ static pid_t start_bystander(struct supervisor *sv)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != sv->driver_pid)
 		_exit(0);
+	setpgid(0, 0);
+	signal(SIGINT, SIG_IGN);
 	for (;;)
 		pause();
 }
@@ -542,6 +509,15 @@ static int supervise(struct supervisor *sv)
 	}
 	/* Start barrier: every worker set up, then all go at once. */
 	while (atomic_load(&sv->arena->ready) < cfg->workers) {
+		if (interrupted) { /* during start-up: nothing ran, nothing to judge */
+			journal_log(&sv->dj, EV_STOP, 0, 0, interrupted, 0, 0); /* for `check`: interrupted */
+			kill_all(sv);
+			while (reap(sv, 1) > 0)
+				wait_sigchld(&chld, 20);
+			stop_helper(&sv->sweeper);
+			stop_helper(&sv->bystander);
+			return 0;
+		}
 		if ((reap(sv, 0) < cfg->workers && !cfg->respawn) || ext_failed(sv->ext)) {
 			if (!ext_failed(sv->ext))
 				fprintf(stderr, "lockstorm: a worker died before the start\n");
@@ -564,6 +540,7 @@ static int supervise(struct supervisor *sv)
 	int tty = isatty(STDERR_FILENO) && !cfg->quiet;
 	int64_t every = cfg->quiet ? 0 : tty ? PROGRESS_TTY_MS : PROGRESS_LOG_MS;
 	int64_t start = mono_ms(), last_status = start, last_ms = 0;
+	sv->start_ms = start;
 	uint64_t last_ops = 0;
 	int64_t extra = WATCHDOG_MARGIN_MS + (int64_t)cfg->workers * 2;
 	for (;;) {
@@ -581,7 +558,9 @@ static int supervise(struct supervisor *sv)
 			break;
 	}
 	atomic_store(&sv->arena->stop, 1);
+	sv->stop_ms = mono_ms();
 	journal_log(&sv->dj, EV_STOP, 0, 0, interrupted, 0, 0);
+	wake_all(sv);
 	if (tty)
 		fprintf(stderr, "\r%80s\r", "");
 
@@ -590,14 +569,27 @@ static int supervise(struct supervisor *sv)
 	for (unsigned i = 0; i < cfg->workers; i++)
 		if (sv->budget_ms[i] > max_budget)
 			max_budget = sv->budget_ms[i];
-	int64_t deadline = mono_ms() + max_budget + extra + 1000;
+	if (max_budget > 3600000) /* LS_NEVER, or absurd: no sum below may overflow */
+		max_budget = 3600000;
+	/* ends at duration + budget + margin whatever stall was announced; an
+	 * interrupt leaves the margin only, and one in a grace already past
+	 * that margin ends it at once */
+	int64_t deadline = (cfg->duration_ms ? start + cfg->duration_ms : sv->stop_ms) + max_budget + extra + 1000;
+	if (interrupted && deadline > sv->stop_ms + WATCHDOG_MARGIN_MS)
+		deadline = sv->stop_ms + WATCHDOG_MARGIN_MS;
+	int seen = interrupted;
 	while (reap(sv, 1) > 0) {
-		int64_t stall_end = atomic_load(&sv->arena->stall_until_ns) / 1000000;
-		if (mono_ms() > deadline && mono_ms() > stall_end + extra) {
-			kill_all(sv);
-			break;
+		if (interrupted != seen) { /* a first interrupt in the grace shortens it; a second ends it */
+			wake_all(sv);
+			if (seen || mono_ms() > sv->stop_ms + WATCHDOG_MARGIN_MS)
+				deadline = 0;
+			else if (deadline > mono_ms() + WATCHDOG_MARGIN_MS)
+				deadline = mono_ms() + WATCHDOG_MARGIN_MS;
+			seen = interrupted;
 		}
-		if (interrupted > 1) {
+		if (mono_ms() > deadline) {
+			for (unsigned i = 0; i < cfg->workers; i++)
+				sv->cut += sv->slot[i].pid != 0;
 			kill_all(sv);
 			break;
 		}
@@ -723,12 +715,56 @@ static void finish_report(const struct run_config *cfg, const struct check_resul
 		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->junit_path, strerror(errno));
 }
 
+/* What cut the run short, for the verdict line: "interrupted after 12.9 s of 30 s". */
+static void incomplete_why(const struct supervisor *sv, char *why, size_t len)
+{
+	const struct run_config *cfg = sv->cfg;
+	double el = (double)(sv->stop_ms - sv->start_ms) / 1000.0;
+	if (!sv->start_ms)
+		snprintf(why, len, "interrupted during start-up");
+	else if (cfg->duration_ms)
+		snprintf(why, len, "interrupted after %.1f s of %g s", el, (double)cfg->duration_ms / 1000.0);
+	else
+		snprintf(why, len, "interrupted after %.1f s, %llu of %llu ops", el,
+			 (unsigned long long)atomic_load(&sv->arena->ops_claimed), (unsigned long long)cfg->ops);
+}
+
+/* FILE can be written: its folder is there and writable, or it is the -o
+ * folder this run will make, in a writable folder. */
+static int check_output(const struct run_config *cfg, const char *file, const char *what, char *why, size_t len)
+{
+	const char *slash = file ? strrchr(file, '/') : NULL;
+	struct stat st;
+	if (slash && cfg->outdir[0] && (size_t)(slash - file) == strlen(cfg->outdir) &&
+	    !strncmp(file, cfg->outdir, (size_t)(slash - file)) && stat(cfg->outdir, &st) != 0)
+		return rundir_check_writable(cfg->outdir, what, why, len);
+	return rundir_check_writable(file, what, why, len);
+}
+
 int driver_run(struct run_config *cfg)
 {
 	char why[512];
-	if (prepare_dirs(cfg, why, sizeof why) != 0) {
+	/* refuse early: an output that cannot be written is known before anything runs */
+	if (check_output(cfg, cfg->json_path, "--json", why, sizeof why) ||
+	    check_output(cfg, cfg->junit_path, "--junit", why, sizeof why)) {
 		fprintf(stderr, "lockstorm: %s\n", why);
-		cleanup_dirs(cfg);
+		return 2;
+	}
+	/* ^C and SIGTERM from here on ask for a clean stop, in every phase */
+	interrupted = 0;
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	/* orphans of our children (an adapter's background job) become ours to reap and kill */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	struct dirs dirs;
+	if (prepare_dirs(cfg, &dirs, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		cleanup_dirs(cfg, &dirs);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
 		return 2;
 	}
 	struct supervisor sv;
@@ -785,16 +821,11 @@ int driver_run(struct run_config *cfg)
 		goto out_mem;
 	}
 
-	/* SIGCHLD is taken synchronously (sigtimedwait); ^C asks for a clean stop. */
+	/* SIGCHLD is taken synchronously (sigtimedwait). */
 	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &sv.oldmask);
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_interrupt;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 
 	if (!cfg->quiet) {
 		say(cfg, "lockstorm: %u workers, %s", cfg->workers, cfg->proto[0]->name);
@@ -808,8 +839,7 @@ int driver_run(struct run_config *cfg)
 		say(cfg, ", work dir %s\n", cfg->workdir);
 	}
 	int sup = supervise(&sv);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	leftover_kill_all();
 	sigprocmask(SIG_SETMASK, &sv.oldmask, NULL);
 	journal_close(&sv.dj);
 	if (sv.ext) {
@@ -861,14 +891,27 @@ int driver_run(struct run_config *cfg)
 		live.first_a = sv.arena->breach[0].first;
 		live.first_b = sv.arena->breach[0].second;
 	}
+	live.cut = sv.cut;
 	struct verdict v;
 	verdict_from_check(&v, &res);
+	if (interrupted) {
+		incomplete_why(&sv, why, sizeof why);
+		verdict_incomplete(&v, why);
+	}
+	if (sv.respawn_failed) {
+		snprintf(why, sizeof why, "%u crashed worker%s could not be respawned", sv.respawn_failed,
+			 sv.respawn_failed == 1 ? "" : "s");
+		verdict_incomplete(&v, why);
+	}
+	if (sv.cut)
+		fprintf(stderr, "lockstorm: %u stall%s or stop%s longer than the run were cut at its end\n", sv.cut,
+			sv.cut == 1 ? "" : "s", sv.cut == 1 ? "" : "s");
 	finish_report(cfg, &res, &v, &live, cfg->outdir, !cfg->outdir_temp);
 	if (!cfg->quiet && !cfg->outdir_temp)
 		fprintf(stderr, "lockstorm: journals, final state and report.json kept in %s\n", cfg->outdir);
-	rc = verdict_kind(&v) == VERDICT_PASS ? 0 : 1;
-	if (interrupted)
-		fprintf(stderr, "lockstorm: interrupted; the verdict covers the run until then\n");
+	rc = verdict_exit(&v);
+	if (interrupted && rc == 1)
+		fprintf(stderr, "lockstorm: interrupted; the violations above were seen before\n");
 out_mem:
 	free(sv.stale_ms);
 	free(sv.budget_ms);
@@ -876,7 +919,10 @@ out_mem:
 	fault_states_destroy(sv.fstates, cfg->workers);
 	arena_destroy(sv.arena);
 out_dirs:
-	cleanup_dirs(cfg);
+	leftover_kill_all();
+	cleanup_dirs(cfg, &dirs);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	return rc;
 }
 
@@ -916,6 +962,15 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 	}
 	struct verdict v;
 	verdict_from_check(&v, &res);
+	/* the driver's stop record says whether the run was interrupted */
+	struct jrec *drec = NULL;
+	size_t dn = 0, dtorn = 0;
+	snprintf(p, sizeof p, "%s/journal/driver.bin", outdir);
+	if (journal_read_file(p, &drec, &dn, &dtorn) == 0)
+		for (size_t i = 0; i < dn; i++)
+			if (drec[i].type == EV_STOP && drec[i].a)
+				verdict_incomplete(&v, "the run was interrupted");
+	free(drec);
 	finish_report(&cfg, &res, &v, NULL, outdir, 0);
-	return verdict_kind(&v) == VERDICT_PASS ? 0 : 1;
+	return verdict_exit(&v);
 }

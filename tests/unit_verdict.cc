@@ -144,3 +144,16 @@ TEST(Verdict, FromCheckNamesApplicableViolationsOnly)
 	verdict_from_check(&v, &res);
 	EXPECT_EQ(line(&v), "verdict: FAIL (exclusion, own-release)");
 }
+
+TEST(Verdict, ExitCodesAreZeroOnlyForAPass)
+{
+	struct verdict v;
+	verdict_init(&v);
+	EXPECT_EQ(verdict_exit(&v), 0);
+	verdict_incomplete(&v, "interrupted after 2.6 s of 30 s");
+	EXPECT_EQ(verdict_exit(&v), VERDICT_EXIT_INCOMPLETE);
+	EXPECT_EQ(VERDICT_EXIT_INCOMPLETE, 4);
+	EXPECT_EQ(line(&v), "verdict: INCOMPLETE (interrupted after 2.6 s of 30 s)");
+	verdict_fail(&v, NULL, "exclusion"); /* a violation seen before the cut: FAIL */
+	EXPECT_EQ(verdict_exit(&v), 1);
+}
