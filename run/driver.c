@@ -613,15 +613,70 @@ static int supervise(struct supervisor *sv)
 
 /* ---- checking ---- */
 
+/* What makes a kept run's records unjudgeable beyond a damaged journal (WHY
+ * already says that one): a run that never ended (no EV_STOP from the
+ * driver: it was killed) or a worker without a journal. */
+static void verdict_unjudgeable(const struct run_config *cfg, const char *outdir, const struct jrec *rec,
+				size_t n, char *why, size_t len)
+{
+	if (why[0])
+		return;
+	int stopped = 0;
+	for (size_t i = 0; i < n && !stopped; i++)
+		stopped = rec[i].worker == JOURNAL_DRIVER && rec[i].type == EV_STOP;
+	if (!stopped) {
+		snprintf(why, len, "the run did not finish (no end record in journal/driver.bin: was the driver killed?)");
+		return;
+	}
+	for (unsigned w = 0; w < cfg->workers; w++) {
+		char p[PATH_MAX + 64];
+		snprintf(p, sizeof p, "%s/journal/w%04u.bin", outdir, w);
+		if (access(p, F_OK) != 0) {
+			snprintf(why, len, "journal/w%04u.bin is missing", w);
+			return;
+		}
+	}
+	/* A worker's journal ends with its EV_WORKER_EXIT, unless the driver saw
+	 * it die after its last record: anything else lost its end (a record
+	 * torn or cut off by something other than its writer's death). */
+	uint64_t *last = calloc(cfg->workers, sizeof *last);
+	unsigned char *ok = calloc(cfg->workers, 1);
+	if (!last || !ok) {
+		free(last);
+		free(ok);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct jrec *r = &rec[i];
+		if (r->worker < cfg->workers) {
+			last[r->worker] = r->seq;
+			ok[r->worker] = r->type == EV_WORKER_EXIT;
+		} else if (r->worker == JOURNAL_DRIVER && r->type == EV_KILLED && r->op < cfg->workers &&
+			   r->seq > last[r->op]) {
+			ok[r->op] = 1;
+		}
+	}
+	for (unsigned w = 0; w < cfg->workers; w++) {
+		if (!ok[w]) {
+			snprintf(why, len, "journal/w%04u.bin ends before its worker exited, and w%u was not killed", w, w);
+			break;
+		}
+	}
+	free(last);
+	free(ok);
+}
+
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len)
 {
 	struct jrec *rec = NULL;
 	size_t n = 0, torn = 0;
-	if (journal_read_dir(outdir, &rec, &n, &torn, files) != 0) {
+	char damaged[200] = "";
+	if (journal_read_dir_checked(outdir, &rec, &n, &torn, files, damaged, sizeof damaged) != 0) {
 		snprintf(why, len, "cannot read journals in %s/journal: %s", outdir, strerror(errno));
 		return -1;
 	}
+	verdict_unjudgeable(cfg, outdir, rec, n, damaged, sizeof damaged);
 	int64_t *stale = calloc(cfg->workers, sizeof *stale);
 	int64_t *budget = calloc(cfg->workers, sizeof *budget);
 	const char **proto_of = calloc(cfg->workers, sizeof *proto_of);
@@ -660,6 +715,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		.final_snapshot = snap,
 		.final_snapshot_len = snap_len,
 		.torn_bytes = torn,
+		.unjudgeable = damaged[0] ? damaged : NULL,
 	};
 	if (check_run(&in, res) != 0) {
 		snprintf(why, len, "checker: %s", strerror(errno));
@@ -866,7 +922,7 @@ int driver_run(struct run_config *cfg)
 	finish_report(cfg, &res, &v, &live, cfg->outdir, !cfg->outdir_temp);
 	if (!cfg->quiet && !cfg->outdir_temp)
 		fprintf(stderr, "lockstorm: journals, final state and report.json kept in %s\n", cfg->outdir);
-	rc = verdict_kind(&v) == VERDICT_PASS ? 0 : 1;
+	rc = verdict_kind(&v) == VERDICT_PASS ? 0 : verdict_kind(&v) == VERDICT_INCOMPLETE ? 4 : 1;
 	if (interrupted)
 		fprintf(stderr, "lockstorm: interrupted; the verdict covers the run until then\n");
 out_mem:
@@ -917,5 +973,5 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 	struct verdict v;
 	verdict_from_check(&v, &res);
 	finish_report(&cfg, &res, &v, NULL, outdir, 0);
-	return verdict_kind(&v) == VERDICT_PASS ? 0 : 1;
+	return verdict_kind(&v) == VERDICT_PASS ? 0 : verdict_kind(&v) == VERDICT_INCOMPLETE ? 4 : 1;
 }
