@@ -114,6 +114,16 @@ void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint6
 	va_end(ap);
 }
 
+/* A sum of durations read from journals: negative parts count as 0 and the
+ * sum stops at CK_MAX_MS, so ms * NS_PER_MS never overflows (a crafted or
+ * damaged journal must not make the checker's arithmetic undefined). */
+int64_t ck_add_ms(int64_t sum, int64_t ms)
+{
+	if (ms <= 0)
+		return sum;
+	return ms >= CK_MAX_MS - sum ? CK_MAX_MS : sum + ms;
+}
+
 int ck_push(struct ck_samples *s, uint64_t v)
 {
 	if (s->n == s->cap) {
@@ -307,12 +317,12 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		} else if (r->a == FK_STALL || r->a == FK_STOP) {
 			o->stalls++;
 			if (s->attempting)
-				s->att_stall_ms += r->c;
+				s->att_stall_ms = ck_add_ms(s->att_stall_ms, r->c);
 			/* virtual time: a stall moves every worker's clock, not
 			 * only the staller's; it is no waiter's own waiting */
 			for (unsigned x = 0; ck_jump(c) && x < c->in->workers; x++)
 				if (x != w && c->w[x].attempting)
-					c->w[x].att_jump_ms += r->c;
+					c->w[x].att_jump_ms = ck_add_ms(c->w[x].att_jump_ms, r->c);
 		}
 		break;
 	case EV_WORKER_START:
@@ -501,6 +511,11 @@ int check_run(const struct check_input *in, struct check_result *out)
 	for (int i = 0; i < INV__COUNT; i++)
 		if (out->inv[i].applicable && out->inv[i].violations)
 			out->pass = 0;
+	/* damaged data proves nothing either way: neither a pass nor its violations */
+	if (in->unjudgeable) {
+		snprintf(out->incomplete, sizeof out->incomplete, "%s", in->unjudgeable[0] ? in->unjudgeable : "damaged");
+		out->pass = 0;
+	}
 	ck_free(&c);
 	return 0;
 

@@ -53,6 +53,8 @@ struct check_input {
 	const char *final_snapshot; /* check_seq: the snapshot file's bytes at the end; NULL if missing */
 	size_t final_snapshot_len;
 	size_t torn_bytes;        /* from the journal reader */
+	const char *unjudgeable;  /* why these records cannot be judged (a damaged journal, a run
+				     that never ended), NULL if they can: the result is INCOMPLETE */
 };
 
 struct dist {
@@ -84,6 +86,7 @@ struct check_result {
 	uint64_t final_revision; /* update */
 	size_t torn_bytes;
 	int pass;              /* 1 only when every applicable invariant held */
+	char incomplete[160];  /* in->unjudgeable: no verdict on damaged data (figures only) */
 };
 
 /* 0 ok; -1 only on allocation failure. */

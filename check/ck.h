@@ -24,6 +24,7 @@ struct check_input;
 struct check_result;
 
 #define NS_PER_MS 1000000LL
+#define CK_MAX_MS (INT64_MAX / NS_PER_MS) /* sums of journal durations stop here (ck_add_ms) */
 #define LIVENESS_GRACE_MS 2000LL /* slack for scheduling noise on a loaded CI machine */
 /* How late a waiter may notice that a dead holder's lock has become
  * reclaimable: one coarse file-time tick (4 ms at HZ=250) plus scheduling
@@ -203,6 +204,7 @@ __attribute__((format(printf, 9, 10)))
 void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint64_t seq0,
 		  int32_t w1, uint32_t op1, uint64_t seq1, const char *fmt, ...);
 int ck_push(struct ck_samples *s, uint64_t v);
+int64_t ck_add_ms(int64_t sum, int64_t ms);
 
 /* holds.c */
 void ck_hold_end(struct ck *c, unsigned w, const struct jrec *r);

@@ -17,6 +17,10 @@ void verdict_init(struct verdict *v)
 void verdict_from_check(struct verdict *v, const struct check_result *res)
 {
 	verdict_init(v);
+	if (res->incomplete[0]) { /* records that cannot be judged: no violation built on them */
+		verdict_incomplete(v, res->incomplete);
+		return;
+	}
 	for (int i = 0; i < INV__COUNT; i++)
 		if (res->inv[i].applicable && res->inv[i].violations)
 			verdict_fail(v, NULL, res->inv[i].name);

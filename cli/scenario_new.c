@@ -110,6 +110,7 @@ int sc_new(int argc, char **argv)
 	snprintf(p, sizeof p, "%s/report.json", from);
 	if (sc_read_report(p, &obs)) {
 		fprintf(stderr, "lockstorm: %s has no readable report.json (%s)\n", from, obs.err);
+		runcfg_unload(cfg);
 		free(cfg);
 		return 2;
 	}
@@ -122,6 +123,7 @@ int sc_new(int argc, char **argv)
 	if (!sc_name_ok(label, 1)) {
 		fprintf(stderr, "lockstorm: scenario new: the protocol list '%s' is too long for a revision label\n",
 			label);
+		runcfg_unload(cfg);
 		free(cfg);
 		return 2;
 	}
@@ -130,6 +132,7 @@ int sc_new(int argc, char **argv)
 	size_t tlen = 0;
 	FILE *f = open_memstream(&text, &tlen);
 	if (!f) {
+		runcfg_unload(cfg);
 		free(cfg);
 		return 3;
 	}
@@ -205,6 +208,7 @@ int sc_new(int argc, char **argv)
 	if (cfg->respawn)
 		put_opt(f, "--respawn", NULL);
 	fclose(f);
+	runcfg_unload(cfg);
 	free(cfg);
 
 	/* check what we made with the same parser `run` uses */

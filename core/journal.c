@@ -687,6 +687,18 @@ static int journal_concat_sort(const char *dirpath, char *const *names, size_t n
 int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
 		     unsigned *files)
 {
+	return journal_read_dir_checked(outdir, out, n, torn, files, NULL, 0);
+}
+
+/*
+ * A torn tail is what a SIGKILL leaves: at most one record's worth of bytes
+ * after the last valid record (a short write(2), or a mapped store cut
+ * short, then zeros).  More than that is damage: a record whose checksum
+ * fails with more of the file after it, or bytes that were never records.
+ */
+int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
+			     unsigned *files, char *damaged, size_t dlen)
+{
 	char dirpath[4096], path[4096 + 256];
 	char **names = NULL;
 	size_t nnames = 0, capnames = 0, total = 0, cnt = 0, opened = 0, torn_total = 0;
@@ -743,9 +755,14 @@ int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *t
 		goto out_nomem;
 	if (journal_merge(s, nnames, all, &cnt) < 0)
 		goto out_err;
+	if (damaged && dlen)
+		damaged[0] = 0;
 	for (size_t i = 0; i < nnames; i++) {
 		unordered |= s[i].unordered;
 		torn_total += s[i].torn;
+		if (damaged && dlen && !damaged[0] && s[i].torn > sizeof(struct jrec))
+			snprintf(damaged, dlen, "journal/%s is damaged: %zu bytes after its first %zu records are not valid records",
+				 names[i], s[i].torn, s[i].count);
 		jstream_close(&s[i]);
 	}
 	if (unordered && journal_concat_sort(dirpath, names, nnames, &all, &cnt, &torn_total) < 0)

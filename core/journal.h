@@ -132,6 +132,12 @@ int journal_read_file(const char *path, struct jrec **out, size_t *n, size_t *to
 int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
 		     unsigned *files);
 
+/* journal_read_dir, and DAMAGED (when not NULL) gets "" or a one-line
+ * reason why a file holds more than a torn tail (journal.c says what a torn
+ * tail is): records that cannot be judged. */
+int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
+			     unsigned *files, char *damaged, size_t dlen);
+
 /* Print one record as a JSON line. */
 void journal_print_json(FILE *f, const struct jrec *r);
 

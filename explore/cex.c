@@ -151,10 +151,33 @@ json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *f
 	return o;
 }
 
+/* KEY as a whole number in [lo, hi], *out untouched when absent: 0, or -1 with why. */
+static int cex_uint(json_t *o, const char *key, json_int_t lo, json_int_t hi, unsigned *out, const char *path,
+		    char *why, size_t len)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return runcfg_fail(why, len, "%s: %s: want %lld to %lld", path, key, (long long)lo, (long long)hi);
+	*out = (unsigned)json_integer_value(v);
+	return 0;
+}
+
+/* A stall multiple as --stall takes it: above 0, at most 1000. */
+static int cex_stall_ok(json_t *v)
+{
+	return json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) <= 1000;
+}
+
+/* Every value is bounded as explore's options bound it: a file people edit and
+ * share is refused with a reason, never replayed with numbers no option gives. */
 int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
 		    char *why, size_t len)
 {
 	json_error_t jerr;
+	*dev = NULL;
+	*ndev = 0;
 	json_t *o = json_load_file(path, 0, &jerr);
 	if (!o)
 		return runcfg_fail(why, len, "%s: %s (line %d)", path, jerr.text, jerr.line);
@@ -165,40 +188,54 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 	json_t *protos = json_object_get(o, "protocols");
 	if (!json_is_array(protos) || !json_array_size(protos))
 		return runcfg_fail(why, len, "%s: no protocols", path);
-	char list[512] = "";
+	if (json_array_size(protos) > CFG_MAX_PROTOS)
+		return runcfg_fail(why, len, "%s: protocols: at most %d", path, CFG_MAX_PROTOS);
+	char list[CFG_MAX_PROTOS * 64] = "";
 	size_t ln = 0;
 	for (size_t i = 0; i < json_array_size(protos); i++) {
 		const char *p = json_string_value(json_array_get(protos, i));
-		if (!p)
+		size_t pl = p ? strlen(p) : 0;
+		if (!p || !pl || pl >= 64 || strchr(p, ','))
 			return runcfg_fail(why, len, "%s: protocols: want names", path);
-		ln += (size_t)snprintf(list + ln, ln < sizeof list ? sizeof list - ln : 0, "%s%s", i ? "," : "", p);
+		ln += (size_t)snprintf(list + ln, sizeof list - ln, "%s%s", i ? "," : "", p);
 	}
 	if (runcfg_set_protocols(&cfg->run, list, why, len) || builtin_only(&cfg->run, why, len))
 		return -1;
 	const char *wl = json_string_value(json_object_get(o, "workload"));
 	if (!wl || runcfg_set_workload(&cfg->run, wl, why, len))
 		return wl ? -1 : runcfg_fail(why, len, "%s: no workload", path);
-	json_int_t n = json_integer_value(json_object_get(o, "workers"));
+	json_t *jn = json_object_get(o, "workers");
+	json_int_t n = json_integer_value(jn);
 	json_t *jops = json_object_get(o, "ops");
-	if (n < 1 || n > SCHED_MAX_WORKERS || !(json_is_integer(jops) || json_array_size(jops) == (size_t)n))
+	if (!json_is_integer(jn) || n < 1 || n > SCHED_MAX_WORKERS ||
+	    !(json_is_integer(jops) || json_array_size(jops) == (size_t)n))
 		return runcfg_fail(why, len, "%s: workers (1-%d) and ops (a number, or one per worker) are required", path,
 			     SCHED_MAX_WORKERS);
 	cfg->run.workers = (unsigned)n;
 	cfg->replay_sh.n = (unsigned)n;
 	for (json_int_t i = 0; i < n; i++) {
-		json_int_t v = json_integer_value(json_is_integer(jops) ? jops : json_array_get(jops, (size_t)i));
-		if (v < 0 || v > 1000)
+		json_t *jv = json_is_integer(jops) ? jops : json_array_get(jops, (size_t)i);
+		json_int_t v = json_integer_value(jv);
+		if (!json_is_integer(jv) || v < 0 || v > 1000)
 			return runcfg_fail(why, len, "%s: ops: want 0 to 1000 per worker", path);
 		cfg->replay_sh.ops[i] = (unsigned)v;
 	}
 	cfg->ops = cfg->replay_sh.ops[0];
-	cfg->run.seed = (uint64_t)json_integer_value(json_object_get(o, "seed"));
+	json_t *jseed = json_object_get(o, "seed");
+	if (jseed && !json_is_integer(jseed))
+		return runcfg_fail(why, len, "%s: seed: want a whole number", path);
+	cfg->run.seed = (uint64_t)json_integer_value(jseed);
 	json_t *params = json_object_get(o, "params");
+	if (params && (!json_is_array(params) || json_array_size(params) > CFG_MAX_KV))
+		return runcfg_fail(why, len, "%s: params: want at most %d K=V strings", path, CFG_MAX_KV);
+	/* one counterexample is loaded per process (replay): its params live here */
 	static char kvbuf[CFG_MAX_KV][256];
-	for (size_t i = 0; json_is_array(params) && i < json_array_size(params) && i < CFG_MAX_KV; i++) {
+	cfg->run.nkv = 0;
+	for (size_t i = 0; i < json_array_size(params); i++) {
 		const char *kv = json_string_value(json_array_get(params, i));
-		if (!kv)
-			return runcfg_fail(why, len, "%s: params: want K=V strings", path);
+		if (!kv || strlen(kv) >= sizeof kvbuf[i] || !strchr(kv, '=') || kv[0] == '=')
+			return runcfg_fail(why, len, "%s: params: want K=V strings (at most %zu bytes)", path,
+				     sizeof kvbuf[i] - 1);
 		snprintf(kvbuf[i], sizeof kvbuf[i], "%s", kv);
 		cfg->run.kv[cfg->run.nkv++] = kvbuf[i];
 	}
@@ -206,44 +243,48 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 	cfg->points = json_is_true(json_object_get(o, "points"));
 	json_t *jst = json_object_get(o, "stall");
 	if (json_is_number(jst)) {
+		if (!cex_stall_ok(jst))
+			return runcfg_fail(why, len, "%s: bad stall multiple (want above 0, at most 1000)", path);
 		cfg->stallv[0] = json_number_value(jst);
 		cfg->nstallv = 1;
 	} else if (json_is_array(jst) && json_array_size(jst) >= 1 && json_array_size(jst) <= X_MAX_STALLV) {
 		cfg->nstallv = (unsigned)json_array_size(jst);
-		for (unsigned i = 0; i < cfg->nstallv; i++)
+		for (unsigned i = 0; i < cfg->nstallv; i++) {
+			if (!cex_stall_ok(json_array_get(jst, i)))
+				return runcfg_fail(why, len, "%s: bad stall multiple (want above 0, at most 1000)", path);
 			cfg->stallv[i] = json_number_value(json_array_get(jst, i));
+		}
+	} else if (jst) {
+		return runcfg_fail(why, len, "%s: stall: want a multiple of the stale age, or 1 to %d of them", path,
+			     X_MAX_STALLV);
 	}
-	if (json_is_integer(json_object_get(o, "max_stalls")))
-		cfg->max_stalls = (unsigned)json_integer_value(json_object_get(o, "max_stalls"));
-	if (json_is_integer(json_object_get(o, "max_crashes")))
-		cfg->max_crashes = (unsigned)json_integer_value(json_object_get(o, "max_crashes"));
-	if (json_is_integer(json_object_get(o, "max_steps")))
-		cfg->max_steps = (unsigned)json_integer_value(json_object_get(o, "max_steps"));
-	for (unsigned i = 0; i < cfg->nstallv; i++)
-		if (!(cfg->stallv[i] > 0))
-			return runcfg_fail(why, len, "%s: bad stall multiple", path);
-	if (cfg->max_steps < 10)
-		return runcfg_fail(why, len, "%s: bad max_steps", path);
+	if (cex_uint(o, "max_stalls", 0, 16, &cfg->max_stalls, path, why, len) ||
+	    cex_uint(o, "max_crashes", 0, 16, &cfg->max_crashes, path, why, len) ||
+	    cex_uint(o, "max_steps", 10, 1000000, &cfg->max_steps, path, why, len))
+		return -1;
 	const char *inv = json_string_value(json_object_get(o, "invariant"));
 	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))
 		return -1;
 	json_t *ch = json_object_get(o, "choices");
 	if (!json_is_array(ch))
 		return runcfg_fail(why, len, "%s: no choices", path);
-	*ndev = json_array_size(ch);
-	*dev = calloc(*ndev + 1, sizeof **dev);
+	size_t nch = json_array_size(ch);
+	*dev = calloc(nch + 1, sizeof **dev);
 	if (!*dev)
 		return runcfg_fail(why, len, "out of memory");
-	for (size_t i = 0; i < *ndev; i++) {
+	*ndev = nch;
+	for (size_t i = 0; i < nch; i++) {
 		json_t *c = json_array_get(ch, i);
 		const char *k = json_string_value(json_object_get(c, "do"));
-		json_int_t at = json_integer_value(json_object_get(c, "at"));
-		json_int_t w = json_integer_value(json_object_get(c, "w"));
+		json_t *jat = json_object_get(c, "at"), *jw = json_object_get(c, "w");
+		json_int_t at = json_integer_value(jat);
+		json_int_t w = json_integer_value(jw);
 		int kind = -1;
 		for (int j = 0; k && j < 4; j++)
 			if (!strcmp(k, kind_names[j]))
 				kind = j;
-		if (kind < 0 || at < 0 || w < 0 || w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
+		if (kind < 0 || !json_is_integer(jat) || !json_is_integer(jw) || at < 0 || at > UINT32_MAX || w < 0 ||
+		    w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
 			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|pause|crash, "
 				     "\"w\": a worker}", path, i + 1);
 		unsigned m = 0;
@@ -259,4 +300,3 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 	}
 	return runcfg_resolve(&cfg->run, why, len);
 }
-

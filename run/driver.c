@@ -603,71 +603,6 @@ static int supervise(struct supervisor *sv)
 	return 0;
 }
 
-/* ---- checking ---- */
-
-int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
-		   unsigned *files, char *why, size_t len)
-{
-	struct jrec *rec = NULL;
-	size_t n = 0, torn = 0;
-	if (journal_read_dir(outdir, &rec, &n, &torn, files) != 0) {
-		snprintf(why, len, "cannot read journals in %s/journal: %s", outdir, strerror(errno));
-		return -1;
-	}
-	int64_t *stale = calloc(cfg->workers, sizeof *stale);
-	int64_t *budget = calloc(cfg->workers, sizeof *budget);
-	const char **proto_of = calloc(cfg->workers, sizeof *proto_of);
-	char *final = NULL, *snap = NULL;
-	size_t final_len = 0, snap_len = 0;
-	int rc = -1;
-	if (!stale || !budget || !proto_of) {
-		snprintf(why, len, "out of memory");
-		goto out;
-	}
-	for (unsigned i = 0; i < cfg->workers; i++) {
-		stale[i] = runcfg_stale_ms(cfg, i);
-		budget[i] = runcfg_budget_ms(cfg, i);
-		proto_of[i] = cfg->proto[cfg_proto_slot(cfg, i)]->name;
-	}
-	char p[PATH_MAX + 64];
-	snprintf(p, sizeof p, "%s/final-state.json", outdir);
-	final = fsutil_slurp(p, &final_len);
-	/* the append workload's snapshot file, kept beside the final journal */
-	if (cfg->workload->flags & WL_CHECK_SEQ) {
-		snprintf(p, sizeof p, "%s/final-snapshot.json", outdir);
-		snap = fsutil_slurp(p, &snap_len);
-	}
-	struct check_input in = {
-		.rec = rec,
-		.n = n,
-		.workers = cfg->workers,
-		.stale_ms = stale,
-		.budget_ms = budget,
-		.proto_of = proto_of,
-		.check_state = (cfg->workload->flags & WL_CHECK_STATE) != 0,
-		.check_seq = (cfg->workload->flags & WL_CHECK_SEQ) != 0,
-		.check_stale_read = (cfg->workload->flags & WL_CHECK_STALE_READ) != 0,
-		.final_state = final,
-		.final_len = final_len,
-		.final_snapshot = snap,
-		.final_snapshot_len = snap_len,
-		.torn_bytes = torn,
-	};
-	if (check_run(&in, res) != 0) {
-		snprintf(why, len, "checker: %s", strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	free(snap);
-	free(final);
-	free(proto_of);
-	free(budget);
-	free(stale);
-	free(rec);
-	return rc;
-}
-
 static int copy_file(const char *from, const char *to)
 {
 	int in = open(from, O_RDONLY | O_CLOEXEC);
@@ -691,28 +626,6 @@ static int copy_file(const char *from, const char *to)
 	close(in);
 	close(out);
 	return rc;
-}
-
-/* V is the run's verdict: the checker's (verdict_from_check), and whatever
- * only the run knows. */
-static void finish_report(const struct run_config *cfg, const struct check_result *res,
-			  const struct verdict *v, const struct report_live *live, const char *outdir,
-			  int write_outdir_json)
-{
-	if (cfg->quiet)
-		verdict_print(stdout, v);
-	else
-		report_print_text(stdout, cfg, res, v, live);
-	if (write_outdir_json) {
-		char p[PATH_MAX + 64];
-		snprintf(p, sizeof p, "%s/report.json", outdir);
-		if (report_write_json(p, cfg, res, v, live) != 0)
-			fprintf(stderr, "lockstorm: cannot write %s: %s\n", p, strerror(errno));
-	}
-	if (cfg->json_path[0] && report_write_json(cfg->json_path, cfg, res, v, live) != 0)
-		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->json_path, strerror(errno));
-	if (cfg->junit_path[0] && junit_write_result(cfg->junit_path, cfg, res, v) != 0)
-		fprintf(stderr, "lockstorm: cannot write %s: %s\n", cfg->junit_path, strerror(errno));
 }
 
 /* What cut the run short, for the verdict line: "interrupted after 12.9 s of 30 s". */
@@ -906,7 +819,7 @@ int driver_run(struct run_config *cfg)
 	if (sv.cut)
 		fprintf(stderr, "lockstorm: %u stall%s or stop%s longer than the run were cut at its end\n", sv.cut,
 			sv.cut == 1 ? "" : "s", sv.cut == 1 ? "" : "s");
-	finish_report(cfg, &res, &v, &live, cfg->outdir, !cfg->outdir_temp);
+	driver_finish_report(cfg, &res, &v, &live, cfg->outdir, !cfg->outdir_temp);
 	if (!cfg->quiet && !cfg->outdir_temp)
 		fprintf(stderr, "lockstorm: journals, final state and report.json kept in %s\n", cfg->outdir);
 	rc = verdict_exit(&v);
@@ -924,53 +837,4 @@ out_dirs:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	return rc;
-}
-
-int driver_check(const char *outdir, int quiet, const char *json_path)
-{
-	return driver_check_junit(outdir, quiet, json_path, NULL);
-}
-
-int driver_check_junit(const char *outdir, int quiet, const char *json_path, const char *junit_path)
-{
-	static struct run_config cfg;
-	char why[512], p[PATH_MAX + 64];
-	snprintf(p, sizeof p, "%s/run.json", outdir);
-	if (access(p, F_OK) != 0) {
-		fprintf(stderr, "lockstorm: %s has no run.json: not a kept run (use run -o OUTDIR)\n", outdir);
-		return 2;
-	}
-	if (runcfg_load(&cfg, p, why, sizeof why) != 0) {
-		fprintf(stderr, "lockstorm: %s\n", why);
-		return 2;
-	}
-	snprintf(cfg.outdir, sizeof cfg.outdir, "%s", outdir);
-	cfg.quiet = quiet;
-	if (json_path)
-		snprintf(cfg.json_path, sizeof cfg.json_path, "%s", json_path);
-	if (junit_path)
-		snprintf(cfg.junit_path, sizeof cfg.junit_path, "%s", junit_path);
-	struct check_result res;
-	unsigned files = 0;
-	if (driver_verdict(&cfg, outdir, &res, &files, why, sizeof why) != 0) {
-		fprintf(stderr, "lockstorm: %s\n", why);
-		return 2;
-	}
-	if (files == 0) {
-		fprintf(stderr, "lockstorm: no journals in %s/journal\n", outdir);
-		return 2;
-	}
-	struct verdict v;
-	verdict_from_check(&v, &res);
-	/* the driver's stop record says whether the run was interrupted */
-	struct jrec *drec = NULL;
-	size_t dn = 0, dtorn = 0;
-	snprintf(p, sizeof p, "%s/journal/driver.bin", outdir);
-	if (journal_read_file(p, &drec, &dn, &dtorn) == 0)
-		for (size_t i = 0; i < dn; i++)
-			if (drec[i].type == EV_STOP && drec[i].a)
-				verdict_incomplete(&v, "the run was interrupted");
-	free(drec);
-	finish_report(&cfg, &res, &v, NULL, outdir, 0);
-	return verdict_exit(&v);
 }

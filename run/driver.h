@@ -32,6 +32,14 @@ int driver_check_junit(const char *outdir, int quiet, const char *json_path, con
 /* Load journals + final state of OUTDIR and run the checker (used by both). */
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len);
+/* What a run or `lockstorm check` prints (text, or the verdict line with -q)
+ * and writes (OUTDIR/report.json when write_outdir_json, --json, --junit) of
+ * verdict V; LIVE is the run's own figures (NULL for check).  run/judge.c. */
+struct verdict;
+struct report_live;
+void driver_finish_report(const struct run_config *cfg, const struct check_result *res,
+			  const struct verdict *v, const struct report_live *live, const char *outdir,
+			  int write_outdir_json);
 
 
 #ifdef __cplusplus

@@ -446,16 +446,74 @@ int runcfg_save(const struct run_config *cfg, const char *path)
 	return r;
 }
 
+/*
+ * The params runcfg_load read are copies: every copy it makes is listed here
+ * until runcfg_unload frees it (a config that is never unloaded keeps its
+ * copies reachable for the life of the process; nothing leaks).
+ */
+static char **loaded_kv;
+static size_t nloaded_kv, caploaded_kv;
+
+static char *kv_copy(const char *s)
+{
+	if (nloaded_kv == caploaded_kv) {
+		size_t nc = caploaded_kv ? 2 * caploaded_kv : CFG_MAX_KV;
+		char **nv = realloc(loaded_kv, nc * sizeof *nv);
+		if (!nv)
+			return NULL;
+		loaded_kv = nv;
+		caploaded_kv = nc;
+	}
+	char *c = strdup(s);
+	if (c)
+		loaded_kv[nloaded_kv++] = c;
+	return c;
+}
+
+void runcfg_unload(struct run_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->nkv; i++) {
+		for (size_t k = 0; k < nloaded_kv; k++) {
+			if (loaded_kv[k] != cfg->kv[i])
+				continue;
+			free(loaded_kv[k]);
+			loaded_kv[k] = loaded_kv[--nloaded_kv];
+			break;
+		}
+	}
+	cfg->nkv = 0;
+}
+
+/* KEY of run.json as a whole number in [lo, hi] (def when absent): 0, or -1 with why. */
+static int load_int(json_t *root, const char *key, json_int_t lo, json_int_t hi, json_int_t def,
+		    json_int_t *out, const char *path, char *why, size_t len)
+{
+	json_t *v = json_object_get(root, key);
+	if (!v) {
+		*out = def;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return runcfg_fail(why, len, "%s: '%s' wants a whole number from %lld to %lld", path, key,
+				   (long long)lo, (long long)hi);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* Every value is checked as the command line checks it: a hand-edited or
+ * damaged run.json is refused with a reason, never run or judged with
+ * numbers no option could have given. */
 int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 {
 	json_error_t err;
-	json_t *root = json_load_file(path, 0, &err);
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
 	if (!root)
 		return runcfg_fail(why, len, "%s: %s", path, err.text);
 	runcfg_defaults(cfg);
 	int rc = -1;
+	json_int_t n;
 	const char *schema = json_string_value(json_object_get(root, "schema"));
-	if (!schema || strcmp(schema, "lockstorm-run/1")) {
+	if (!json_is_object(root) || !schema || strcmp(schema, "lockstorm-run/1")) {
 		runcfg_fail(why, len, "%s: not a lockstorm run file (schema lockstorm-run/1)", path);
 		goto out;
 	}
@@ -478,35 +536,69 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 		runcfg_fail(why, len, "%s: 'protocols' or 'workload' missing", path);
 		goto out;
 	}
-	json_int_t n = json_integer_value(json_object_get(root, "workers"));
-	if (n < 1 || n > CFG_MAX_WORKERS) {
-		runcfg_fail(why, len, "%s: bad 'workers'", path);
+	if (load_int(root, "workers", 1, CFG_MAX_WORKERS, 0, &n, path, why, len))
+		goto out;
+	if (n < 1) {
+		runcfg_fail(why, len, "%s: 'workers' missing", path);
 		goto out;
 	}
 	cfg->workers = (unsigned)n;
-	cfg->duration_ms = json_integer_value(json_object_get(root, "duration_ms"));
-	cfg->ops = (uint64_t)json_integer_value(json_object_get(root, "ops"));
-	cfg->seed = (uint64_t)json_integer_value(json_object_get(root, "seed"));
-	cfg->time_scale = json_number_value(json_object_get(root, "time_scale"));
-	if (!(cfg->time_scale > 0))
-		cfg->time_scale = 1;
+	if (load_int(root, "duration_ms", 0, NUM_MAX_MS, 0, &n, path, why, len))
+		goto out;
+	cfg->duration_ms = n;
+	/* ops and seed are unsigned, saved as JSON's signed integers: any value round-trips */
+	if (load_int(root, "ops", INT64_MIN, INT64_MAX, 0, &n, path, why, len))
+		goto out;
+	cfg->ops = (uint64_t)n;
+	if (load_int(root, "seed", INT64_MIN, INT64_MAX, 0, &n, path, why, len))
+		goto out;
+	cfg->seed = (uint64_t)n;
+	json_t *ts = json_object_get(root, "time_scale");
+	cfg->time_scale = ts ? json_number_value(ts) : 1;
+	if ((ts && !json_is_number(ts)) || !(cfg->time_scale > 0 && cfg->time_scale <= 1000)) {
+		runcfg_fail(why, len, "%s: 'time_scale' wants a number above 0, at most 1000", path);
+		goto out;
+	}
 	cfg->respawn = json_is_true(json_object_get(root, "respawn"));
-	const char *exec_cmd = json_string_value(json_object_get(root, "exec"));
-	snprintf(cfg->exec_cmd, sizeof cfg->exec_cmd, "%s", exec_cmd ? exec_cmd : "");
+	json_t *ex = json_object_get(root, "exec");
+	if (ex && (!json_is_string(ex) || json_string_length(ex) >= sizeof cfg->exec_cmd ||
+		   strlen(json_string_value(ex)) != json_string_length(ex))) {
+		runcfg_fail(why, len, "%s: 'exec' wants a command line (at most %zu bytes)", path,
+			    sizeof cfg->exec_cmd - 1);
+		goto out;
+	}
+	snprintf(cfg->exec_cmd, sizeof cfg->exec_cmd, "%s", ex ? json_string_value(ex) : "");
 	json_array_foreach(json_object_get(root, "params"), i, v) {
-		if (!json_is_string(v) || cfg->nkv == CFG_MAX_KV)
-			continue;
-		cfg->kv[cfg->nkv++] = strdup(json_string_value(v)); /* lives as long as the process */
+		const char *kv = json_string_value(v);
+		if (!kv || !strchr(kv, '=') || kv[0] == '=' || cfg->nkv == CFG_MAX_KV) {
+			runcfg_fail(why, len, "%s: 'params' wants at most %d K=V strings", path, CFG_MAX_KV);
+			goto out;
+		}
+		if (!(cfg->kv[cfg->nkv] = kv_copy(kv))) {
+			runcfg_fail(why, len, "out of memory");
+			goto out;
+		}
+		cfg->nkv++;
 	}
 	json_array_foreach(json_object_get(root, "faults"), i, v) {
-		if (json_is_string(v) && fault_parse(&cfg->faults, json_string_value(v), why, len))
+		if (!json_is_string(v)) {
+			runcfg_fail(why, len, "%s: 'faults' wants fault specs (strings)", path);
+			goto out;
+		}
+		if (fault_parse(&cfg->faults, json_string_value(v), why, len))
 			goto out;
 	}
 	cfg->faults.windows = json_is_true(json_object_get(root, "windows"));
 	const char *prof = json_string_value(json_object_get(root, "fault_profile"));
+	if (prof && strlen(prof) >= sizeof cfg->faults.profile) {
+		runcfg_fail(why, len, "%s: 'fault_profile' is too long", path);
+		goto out;
+	}
 	snprintf(cfg->faults.profile, sizeof cfg->faults.profile, "%s", prof ? prof : "");
 	rc = runcfg_resolve(cfg, why, len);
 out:
+	if (rc != 0)
+		runcfg_unload(cfg);
 	json_decref(root);
 	return rc;
 }

@@ -30,7 +30,12 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 /* Resolve --param K=V against the protocols and the workload (after parse or load). */
 int runcfg_resolve(struct run_config *cfg, char *why, size_t len);
 int runcfg_save(const struct run_config *cfg, const char *path);
+/* Every value bounded as the options bound it (durations at most NUM_MAX_MS,
+ * time_scale in (0, 1000], workers 1..CFG_MAX_WORKERS): a bad one is refused
+ * with a one-line reason.  The params it reads are copies: runcfg_unload
+ * frees them (a failed load has freed them already). */
 int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len);
+void runcfg_unload(struct run_config *cfg);
 /* Per-worker stale age and wait budget (scaled), for the checker and the watchdog. */
 int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker);
 int64_t runcfg_budget_ms(const struct run_config *cfg, unsigned worker);
