@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../faults/fault.h"
 #include "../faults/fsx.h"
 #include "../workloads/workload.h"
 #include "../core/arena.h"
@@ -43,13 +44,20 @@ static void verdict_unjudgeable(const struct run_config *cfg, const char *outdir
 {
 	if (why[0])
 		return;
-	int stopped = 0;
+	int stopped = 0, interrupted = 0;
 	for (size_t i = 0; i < n && !stopped; i++)
-		stopped = rec[i].worker == JOURNAL_DRIVER && rec[i].type == EV_STOP;
+		if (rec[i].worker == JOURNAL_DRIVER && rec[i].type == EV_STOP) {
+			stopped = 1;
+			interrupted = rec[i].a != 0;
+		}
 	if (!stopped) {
 		snprintf(why, len, "the run did not finish (no end record in journal/driver.bin: was the driver killed?)");
 		return;
 	}
+	/* An interrupted run is INCOMPLETE for that reason (the caller says so):
+	 * journals missing or cut short by the interrupt are its marks, not damage. */
+	if (interrupted)
+		return;
 	for (unsigned w = 0; w < cfg->workers; w++) {
 		char p[PATH_MAX + 64];
 		snprintf(p, sizeof p, "%s/journal/w%04u.bin", outdir, w);
@@ -72,7 +80,10 @@ static void verdict_unjudgeable(const struct run_config *cfg, const char *outdir
 		const struct jrec *r = &rec[i];
 		if (r->worker < cfg->workers) {
 			last[r->worker] = r->seq;
-			ok[r->worker] = r->type == EV_WORKER_EXIT;
+			/* its exit, or its crash: a crash fault journals itself last
+			 * (built-in workers, and the driver for an adapter it or the
+			 * shim killed) */
+			ok[r->worker] = r->type == EV_WORKER_EXIT || (r->type == EV_FAULT && r->a == FK_CRASH);
 		} else if (r->worker == JOURNAL_DRIVER && r->type == EV_KILLED && r->op < cfg->workers &&
 			   r->seq > last[r->op]) {
 			ok[r->op] = 1;
