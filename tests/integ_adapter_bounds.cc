@@ -72,19 +72,23 @@ protected:
 	void TearDown() override { prctl(PR_SET_CHILD_SUBREAPER, 0); }
 
 	/* Every descendant has ended: 1, or 0 when some still live after 60 s
-	 * (a process that nobody kills: the bug this suite looks for). */
+	 * (a process that nobody kills: the bug this suite looks for).  A
+	 * blocking wait: SIGALRM (no SA_RESTART) ends it only on that failure. */
+	static void on_alarm(int) {}
 	static bool all_ended()
 	{
-		for (int i = 0; i < 600; i++) {
-			pid_t p;
-			while ((p = waitpid(-1, NULL, WNOHANG)) > 0)
-				;
-			if (p < 0 && errno == ECHILD)
-				return true;
-			struct timespec ts = { 0, 100000000L };
-			nanosleep(&ts, NULL); /* a deadline for a failure, not a synchronisation */
-		}
-		return false;
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_alarm;
+		sigaction(SIGALRM, &sa, &old);
+		alarm(60);
+		pid_t p;
+		while ((p = waitpid(-1, NULL, 0)) > 0)
+			;
+		bool ended = p < 0 && errno == ECHILD;
+		alarm(0);
+		sigaction(SIGALRM, &old, NULL);
+		return ended;
 	}
 
 	CmdResult run(const std::string &marker, const std::string &args)
