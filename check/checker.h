@@ -38,6 +38,13 @@ struct check_inv {
 struct check_input {
 	const struct jrec *rec;   /* sorted by seq */
 	size_t n;
+	/* Streaming instead of rec/n (when rec is NULL): one record at a time in
+	 * seq order: 1 and *r (valid until the next call), 0 at the end, -1 an
+	 * error with errno.  Nothing of the history is kept: the walk holds per
+	 * worker state, open holds and lock objects.  torn_bytes and unjudgeable
+	 * are read after the end, so a source may set them when it ends. */
+	int (*next)(void *ctx, const struct jrec **r);
+	void *next_ctx;
 	unsigned workers;
 	const int64_t *stale_ms;  /* per worker: the protocol's stale age (scaled), LS_NEVER if none */
 	const int64_t *budget_ms; /* per worker: the protocol's wait budget (scaled) */

@@ -3,9 +3,10 @@
  *
  * A record is a fixed 64-byte struct jrec.  The writer fills it completely
  * (sequence, CLOCK_MONOTONIC time, magic, checksum) and hands it to the kernel
- * in ONE write(2) on an O_APPEND descriptor: a SIGKILL between two records
- * loses nothing already written, and a record is never interleaved with
- * another.  The reader trusts records while magic, checksum and type are
+ * in ONE write(2) on an O_APPEND descriptor, or (mapped mode, the workers')
+ * builds it in place in a MAP_SHARED window of the file, checksum last: a
+ * SIGKILL between two records loses nothing already written, and one in the
+ * middle of a record leaves at most that record torn.  The reader trusts records while magic, checksum and type are
  * right and stops at the first one that is not: everything from there on is
  * the torn tail, reported in bytes, never guessed at.
  */
@@ -132,6 +133,15 @@ static int64_t journal_valid_end(int fd)
 	}
 }
 
+/* Pages of the window are faulted in ahead of the writer, a chunk at a time
+ * (one madvise instead of a fault every 64 records), each chunk twice the
+ * last up to JOURNAL_CHUNK_MAX: a worker that logs little costs little. */
+#define JOURNAL_CHUNK_MIN (16u << 10)
+#define JOURNAL_CHUNK_MAX (256u << 10)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 /* Map the window that holds file offset `at`, extending the file to cover it. */
 static int journal_map_window(struct journal *j, uint64_t at)
 {
@@ -145,12 +155,35 @@ static int journal_map_window(struct journal *j, uint64_t at)
 		return -1;
 	if ((uint64_t)st.st_size < off + JOURNAL_WINDOW && ftruncate(j->fd, (off_t)(off + JOURNAL_WINDOW)) < 0)
 		return -1;
-	void *m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, j->fd, (off_t)off);
+	/* not MAP_POPULATE: 2,048 workers would each fault in a whole window
+	 * they may never fill; journal_grow populates it a chunk at a time */
+	void *m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, (off_t)off);
 	if (m == MAP_FAILED)
 		return -1;
 	j->map = m;
 	j->map_off = off;
 	j->pos = (size_t)(at - off);
+	j->ready = j->pos - j->pos % JOURNAL_CHUNK_MIN;
+	j->chunk = JOURNAL_CHUNK_MIN;
+	return 0;
+}
+
+/* Room for one more record at j->pos: 0, or -1 with errno. */
+static int journal_grow(struct journal *j)
+{
+	if (j->pos + sizeof(struct jrec) > JOURNAL_WINDOW &&
+	    journal_map_window(j, j->map_off + j->pos) < 0)
+		return -1;
+	if (j->pos + sizeof(struct jrec) > j->ready) {
+		size_t len = j->chunk;
+		if (j->ready + len > JOURNAL_WINDOW)
+			len = JOURNAL_WINDOW - j->ready;
+		/* an old kernel without MADV_POPULATE_WRITE: the stores fault instead */
+		(void)madvise(j->map + j->ready, len, MADV_POPULATE_WRITE);
+		j->ready += len;
+		if (j->chunk < JOURNAL_CHUNK_MAX)
+			j->chunk *= 2;
+	}
 	return 0;
 }
 
@@ -198,11 +231,68 @@ void journal_close(struct journal *j)
 	j->fd = -1;
 }
 
-/* A 32-bit checksum of every byte before `check` (magic and pad included). */
-uint32_t journal_checksum(const struct jrec *r)
+/*
+ * The checksum of every byte before `check` (magic and pad included):
+ * CRC32C (Castagnoli), with the CPU's crc32 instruction where it has one (7
+ * of them for a record) and a table otherwise; the same value either way.
+ * Journals of format 1 (magic JOURNAL_MAGIC_V1) used an FNV-1a style hash:
+ * they are still read and checked with it.
+ */
+static uint32_t crc32c_table[256];
+static int crc32c_hw = -1; /* -1: not probed yet */
+
+static void crc32c_init(void)
 {
-	/* FNV-1a style over 8-byte words (the record is written in the hot
-	 * path of every worker: a byte loop cost more than the store itself). */
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc32c_table[i] = c;
+	}
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	crc32c_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#else
+	crc32c_hw = 0;
+#endif
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc32c_rec_hw(const unsigned char *p)
+{
+	uint64_t w0, w1, w2, w3, w4, w5, w6;
+	uint32_t t;
+	memcpy(&w0, p, 8);
+	memcpy(&w1, p + 8, 8);
+	memcpy(&w2, p + 16, 8);
+	memcpy(&w3, p + 24, 8);
+	memcpy(&w4, p + 32, 8);
+	memcpy(&w5, p + 40, 8);
+	memcpy(&w6, p + 48, 8);
+	memcpy(&t, p + 56, 4);
+	uint64_t c = 0xffffffffu;
+	c = __builtin_ia32_crc32di(c, w0);
+	c = __builtin_ia32_crc32di(c, w1);
+	c = __builtin_ia32_crc32di(c, w2);
+	c = __builtin_ia32_crc32di(c, w3);
+	c = __builtin_ia32_crc32di(c, w4);
+	c = __builtin_ia32_crc32di(c, w5);
+	c = __builtin_ia32_crc32di(c, w6);
+	return ~__builtin_ia32_crc32si((uint32_t)c, t);
+}
+#endif
+
+static uint32_t crc32c_rec_sw(const unsigned char *p)
+{
+	uint32_t c = 0xffffffffu;
+	for (size_t i = 0; i < 60; i++)
+		c = crc32c_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+/* format 1's hash, kept for reading old journals */
+static uint32_t journal_checksum_v1(const struct jrec *r)
+{
 	uint64_t w[8];
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -216,10 +306,28 @@ uint32_t journal_checksum(const struct jrec *r)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+static inline uint32_t crc32c_rec(const void *r)
+{
+	if (__builtin_expect(crc32c_hw < 0, 0))
+		crc32c_init();
+#if defined(__x86_64__)
+	if (__builtin_expect(crc32c_hw, 1))
+		return crc32c_rec_hw(r);
+#endif
+	return crc32c_rec_sw(r);
+}
+
+uint32_t journal_checksum(const struct jrec *r)
+{
+	if (r->magic == JOURNAL_MAGIC_V1)
+		return journal_checksum_v1(r);
+	return crc32c_rec(r);
+}
+
 int journal_valid(const struct jrec *r)
 {
-	return r->magic == JOURNAL_MAGIC && r->type > EV_NONE && r->type < EV__COUNT &&
-	       r->check == journal_checksum(r);
+	return (r->magic == JOURNAL_MAGIC || r->magic == JOURNAL_MAGIC_V1) && r->type > EV_NONE &&
+	       r->type < EV__COUNT && r->check == journal_checksum(r);
 }
 
 /*
@@ -249,7 +357,7 @@ int journal_write(struct journal *j, struct jrec *r)
 		return 0;
 	}
 	if (j->map) {
-		if (j->pos + sizeof *r > JOURNAL_WINDOW && journal_map_window(j, j->map_off + j->pos) < 0)
+		if (j->pos + sizeof *r > j->ready && journal_grow(j) < 0)
 			return -1;
 		memcpy(j->map + j->pos, r, sizeof *r);
 		j->pos += sizeof *r;
@@ -276,33 +384,46 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 		     int64_t a, int64_t b, int64_t c)
 {
 	int saved = errno;
-	struct jrec r;
+	struct jrec local, *r = &local;
 	struct timespec ts;
 	uint64_t seq;
 
-	if (j->fd < 0 && !j->mem)
+	if (j->map) {
+		/* mapped mode: built in place, in the window, checksum last */
+		if (__builtin_expect(j->pos + sizeof *r > j->ready, 0) && journal_grow(j) < 0) {
+			errno = saved;
+			return 0;
+		}
+		r = (struct jrec *)(void *)(j->map + j->pos);
+	} else if (j->fd < 0 && !j->mem) {
 		return 0;
-	memset(&r, 0, sizeof r);
-	r.type = (uint16_t)type;
-	r.worker = j->worker;
-	r.pid = j->pid;
-	r.op = op;
-	r.err = err;
-	r.a = a;
-	r.b = b;
-	r.c = c;
+	}
+	r->type = (uint16_t)type;
+	r->worker = j->worker;
+	r->pid = j->pid;
+	r->op = op;
+	r->err = err;
+	r->a = a;
+	r->b = b;
+	r->c = c;
 	/* seq before the clock: seq order then never contradicts time order
 	 * by more than the gap between these two calls. */
 	seq = journal_next_seq();
-	r.seq = seq;
+	r->seq = seq;
 	if (journal_clock_ns) {
-		r.ns = journal_clock_ns();
+		r->ns = journal_clock_ns();
 	} else {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		r.ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		r->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
-	if (journal_write(j, &r) < 0)
+	if (r != &local) {
+		r->magic = JOURNAL_MAGIC;
+		r->pad = 0;
+		r->check = crc32c_rec(r);
+		j->pos += sizeof *r;
+	} else if (journal_write(j, r) < 0) {
 		seq = 0;
+	}
 	errno = saved;
 	return seq;
 }

@@ -13,8 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 /*
  * Reading.  A journal is read as a stream of records through a small
  * buffer, up to the size the file had when it was opened (a journal still
@@ -27,6 +25,20 @@
  * thrown away and the files are concatenated in name order and stable-sorted.
  */
 #define JSTREAM_BUF (32 * 1024)
+/* With many files, smaller buffers: the buffers of a directory's streams
+ * together stay near JSTREAM_ALL (2,048 journals: 4 KiB each). */
+#define JSTREAM_ALL (8u << 20)
+#define JSTREAM_MIN (4 * 1024)
+
+static size_t jstream_bufsize(size_t nfiles)
+{
+	size_t b = nfiles ? JSTREAM_ALL / nfiles : JSTREAM_BUF;
+	if (b > JSTREAM_BUF)
+		b = JSTREAM_BUF;
+	if (b < JSTREAM_MIN)
+		b = JSTREAM_MIN;
+	return b - b % sizeof(struct jrec);
+}
 
 struct jstream {
 	int fd;
@@ -38,14 +50,18 @@ struct jstream {
 	uint64_t last_seq;    /* seq of the previous record */
 	size_t count;         /* records delivered */
 	struct jrec cur;
-	unsigned char buf[JSTREAM_BUF];
+	unsigned char *buf;   /* bufsize bytes, the caller's */
+	size_t bufsize;
 };
 
-static int jstream_open(struct jstream *s, const char *path, unsigned idx)
+static int jstream_open(struct jstream *s, const char *path, unsigned idx, unsigned char *buf,
+			size_t bufsize)
 {
 	struct stat st;
 
-	memset(s, 0, offsetof(struct jstream, buf));
+	memset(s, 0, sizeof *s);
+	s->buf = buf;
+	s->bufsize = bufsize;
 	s->idx = idx;
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0)
@@ -85,7 +101,7 @@ static size_t jstream_tail(struct jstream *s)
 			torn = seen;
 	}
 	while (s->left) {
-		size_t want = s->left < sizeof s->buf ? (size_t)s->left : sizeof s->buf;
+		size_t want = s->left < s->bufsize ? (size_t)s->left : s->bufsize;
 		ssize_t k = read(s->fd, s->buf, want);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -110,8 +126,8 @@ static int jstream_next(struct jstream *s)
 		memmove(s->buf, s->buf + s->pos, s->have - s->pos);
 		s->have -= s->pos;
 		s->pos = 0;
-		while (s->left && s->have < sizeof s->buf) {
-			size_t want = sizeof s->buf - s->have;
+		while (s->left && s->have < s->bufsize) {
+			size_t want = s->bufsize - s->have;
 			ssize_t k;
 
 			if (want > s->left)
@@ -163,7 +179,7 @@ static int journal_reserve(struct jrec **arr, size_t *cap, size_t want)
 
 int journal_read_file(const char *path, struct jrec **out, size_t *n, size_t *torn)
 {
-	struct jstream *s = malloc(sizeof *s);
+	struct jstream *s = malloc(sizeof *s + JSTREAM_BUF);
 	struct jrec *arr = NULL;
 	size_t cnt = 0, cap = 0;
 	int rc, saved;
@@ -173,7 +189,7 @@ int journal_read_file(const char *path, struct jrec **out, size_t *n, size_t *to
 	*torn = 0;
 	if (!s)
 		return -1;
-	if (jstream_open(s, path, 0) < 0)
+	if (jstream_open(s, path, 0, (unsigned char *)(s + 1), JSTREAM_BUF) < 0)
 		goto out_free_stream;
 	if (journal_reserve(&arr, &cap, (size_t)(s->left / sizeof(struct jrec)) + 1) < 0)
 		goto out_close;
@@ -317,44 +333,6 @@ static void jheap_down(struct jstream **h, size_t n, size_t i)
 	}
 }
 
-/* Merge the streams into arr (room for every record they can hold). */
-static int journal_merge(struct jstream *s, size_t ns, struct jrec *arr, size_t *n)
-{
-	struct jstream **h = malloc((ns ? ns : 1) * sizeof *h);
-	size_t nh = 0, cnt = 0;
-	int rc;
-
-	if (!h)
-		return -1;
-	for (size_t i = 0; i < ns; i++) {
-		rc = jstream_next(&s[i]);
-		if (rc < 0)
-			goto out_free_heap;
-		if (rc == 1)
-			h[nh++] = &s[i];
-	}
-	for (size_t i = nh / 2; i-- > 0;)
-		jheap_down(h, nh, i);
-	while (nh) {
-		struct jstream *top = h[0];
-
-		arr[cnt++] = top->cur;
-		rc = jstream_next(top);
-		if (rc < 0)
-			goto out_free_heap;
-		if (rc == 0)
-			h[0] = h[--nh];
-		jheap_down(h, nh, 0);
-	}
-	free(h);
-	*n = cnt;
-	return 0;
-
-out_free_heap:
-	free(h);
-	return -1;
-}
-
 /*
  * The slow path for a file out of seq order: read the files again, one after
  * another in name order, into *all, and stable-sort the whole.
@@ -396,30 +374,30 @@ int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *t
 }
 
 /*
- * A torn tail is what a SIGKILL leaves: at most one record's worth of bytes
- * after the last valid record (a short write(2), or a mapped store cut
- * short, then zeros).  More than that is damage: a record whose checksum
- * fails with more of the file after it, or bytes that were never records.
+ * The cursor: the k-way merge of a directory's streams, one record at a
+ * time, in memory bounded by the number of files (a heap and a small buffer
+ * per file), never by the history.
  */
-int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
-			     unsigned *files, char *damaged, size_t dlen)
-{
-	char dirpath[4096], path[4096 + 256];
-	char **names = NULL;
-	size_t nnames = 0, capnames = 0, total = 0, cnt = 0, opened = 0, torn_total = 0;
-	struct jstream *s = NULL;
-	struct jrec *all = NULL;
-	struct dirent *de;
-	DIR *d;
-	int saved, unordered = 0;
+struct journal_cursor {
+	char dirpath[4096];
+	char **names;
+	size_t nnames, opened;
+	struct jstream *s;
+	struct jstream **h;   /* heap of live streams */
+	size_t nh;
+	unsigned char *bufs;
+	size_t total;         /* whole records the files held when opened */
+	int primed, ended;
+	struct jrec cur;
+};
 
-	*out = NULL;
-	*n = 0;
-	*torn = 0;
-	if (files)
-		*files = 0;
-	snprintf(dirpath, sizeof dirpath, "%s/journal", outdir);
-	d = opendir(dirpath);
+static int journal_list(const char *dirpath, char ***names_out, size_t *n_out)
+{
+	char **names = NULL;
+	size_t nnames = 0, capnames = 0;
+	struct dirent *de;
+	DIR *d = opendir(dirpath);
+
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
@@ -440,67 +418,180 @@ int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, s
 		nnames++;
 	}
 	closedir(d);
-	d = NULL;
 	/* name order: equal seqs (never expected) then fall in a fixed order */
 	if (nnames)
 		qsort(names, nnames, sizeof *names, journal_name_cmp);
+	*names_out = names;
+	*n_out = nnames;
+	return 0;
 
-	s = malloc((nnames ? nnames : 1) * sizeof *s);
-	if (!s)
-		goto out_nomem;
-	for (; opened < nnames; opened++) {
-		snprintf(path, sizeof path, "%s/%s", dirpath, names[opened]);
-		if (jstream_open(&s[opened], path, (unsigned)opened) < 0)
-			goto out_err;
-		total += (size_t)(s[opened].left / sizeof(struct jrec));
+out_nomem:
+	closedir(d);
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	errno = ENOMEM;
+	return -1;
+}
+
+void journal_cursor_close(struct journal_cursor *c)
+{
+	if (!c)
+		return;
+	int saved = errno;
+	for (size_t i = 0; i < c->opened; i++)
+		jstream_close(&c->s[i]);
+	for (size_t i = 0; i < c->nnames; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->s);
+	free(c->h);
+	free(c->bufs);
+	free(c);
+	errno = saved;
+}
+
+int journal_cursor_open(const char *outdir, struct journal_cursor **out, unsigned *files)
+{
+	char path[4096 + 256];
+	struct journal_cursor *c = calloc(1, sizeof *c);
+
+	*out = NULL;
+	if (files)
+		*files = 0;
+	if (!c)
+		return -1;
+	snprintf(c->dirpath, sizeof c->dirpath, "%s/journal", outdir);
+	if (journal_list(c->dirpath, &c->names, &c->nnames) < 0) {
+		free(c);
+		return -1;
 	}
-	/* one array, sized once: every whole record the files can hold */
-	all = malloc((total ? total : 1) * sizeof *all);
-	if (!all)
-		goto out_nomem;
-	if (journal_merge(s, nnames, all, &cnt) < 0)
-		goto out_err;
+	size_t bsz = jstream_bufsize(c->nnames), k = c->nnames ? c->nnames : 1;
+	c->s = malloc(k * sizeof *c->s);
+	c->h = malloc(k * sizeof *c->h);
+	c->bufs = malloc(k * bsz);
+	if (!c->s || !c->h || !c->bufs) {
+		journal_cursor_close(c);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (; c->opened < c->nnames; c->opened++) {
+		snprintf(path, sizeof path, "%s/%s", c->dirpath, c->names[c->opened]);
+		if (jstream_open(&c->s[c->opened], path, (unsigned)c->opened, c->bufs + c->opened * bsz, bsz) < 0) {
+			journal_cursor_close(c);
+			return -1;
+		}
+		c->total += (size_t)(c->s[c->opened].left / sizeof(struct jrec));
+	}
+	if (files)
+		*files = (unsigned)c->nnames;
+	*out = c;
+	return 0;
+}
+
+int journal_cursor_next(struct journal_cursor *c, const struct jrec **r)
+{
+	int rc;
+
+	if (!c->primed) {
+		c->primed = 1;
+		for (size_t i = 0; i < c->nnames; i++) {
+			rc = jstream_next(&c->s[i]);
+			if (rc < 0)
+				return -1;
+			if (rc == 1)
+				c->h[c->nh++] = &c->s[i];
+		}
+		for (size_t i = c->nh / 2; i-- > 0;)
+			jheap_down(c->h, c->nh, i);
+	}
+	if (!c->nh) {
+		c->ended = 1;
+		return 0;
+	}
+	struct jstream *top = c->h[0];
+	c->cur = top->cur;
+	rc = jstream_next(top);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		c->h[0] = c->h[--c->nh];
+	jheap_down(c->h, c->nh, 0);
+	*r = &c->cur;
+	return 1;
+}
+
+size_t journal_cursor_total(const struct journal_cursor *c)
+{
+	return c->total;
+}
+
+int journal_cursor_finish(struct journal_cursor *c, size_t *torn, char *damaged, size_t dlen)
+{
+	size_t torn_total = 0;
+	int unordered = 0;
+
 	if (damaged && dlen)
 		damaged[0] = 0;
-	for (size_t i = 0; i < nnames; i++) {
-		unordered |= s[i].unordered;
-		torn_total += s[i].torn;
-		if (damaged && dlen && !damaged[0] && s[i].torn > sizeof(struct jrec))
+	for (size_t i = 0; i < c->nnames; i++) {
+		unordered |= c->s[i].unordered;
+		torn_total += c->s[i].torn;
+		if (damaged && dlen && !damaged[0] && c->s[i].torn > sizeof(struct jrec))
 			snprintf(damaged, dlen, "journal/%s is damaged: %zu bytes after its first %zu records are not valid records",
-				 names[i], s[i].torn, s[i].count);
-		jstream_close(&s[i]);
+				 c->names[i], c->s[i].torn, c->s[i].count);
 	}
-	if (unordered && journal_concat_sort(dirpath, names, nnames, &all, &cnt, &torn_total) < 0)
+	if (torn)
+		*torn = torn_total;
+	return unordered ? 0 : 1;
+}
+
+/*
+ * A torn tail is what a SIGKILL leaves: at most one record's worth of bytes
+ * after the last valid record (a short write(2), or a mapped store cut
+ * short, then zeros).  More than that is damage: a record whose checksum
+ * fails with more of the file after it, or bytes that were never records.
+ */
+int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
+			     unsigned *files, char *damaged, size_t dlen)
+{
+	struct journal_cursor *c;
+	struct jrec *all = NULL;
+	const struct jrec *r;
+	size_t cnt = 0, torn_total = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	*torn = 0;
+	if (journal_cursor_open(outdir, &c, files) < 0)
+		return -1;
+	/* one array, sized once: every whole record the files can hold */
+	all = malloc((c->total ? c->total : 1) * sizeof *all);
+	if (!all) {
+		journal_cursor_close(c);
+		errno = ENOMEM;
+		return -1;
+	}
+	while ((rc = journal_cursor_next(c, &r)) == 1 && cnt < c->total)
+		all[cnt++] = *r;
+	if (rc < 0)
 		goto out_err;
+	if (!journal_cursor_finish(c, &torn_total, damaged, dlen) &&
+	    journal_concat_sort(c->dirpath, c->names, c->nnames, &all, &cnt, &torn_total) < 0)
+		goto out_err;
+	journal_cursor_close(c);
 	if (cnt == 0) {
 		free(all);
 		all = NULL;
 	}
-	for (size_t i = 0; i < nnames; i++)
-		free(names[i]);
-	free(names);
-	free(s);
 	*out = all;
 	*n = cnt;
 	*torn = torn_total;
-	if (files)
-		*files = (unsigned)nnames;
 	return 0;
 
-out_nomem:
-	errno = ENOMEM;
 out_err:
-	saved = errno;
-	if (d)
-		closedir(d);
-	for (size_t i = 0; i < opened; i++)
-		jstream_close(&s[i]);
-	for (size_t i = 0; i < nnames; i++)
-		free(names[i]);
-	free(names);
-	free(s);
 	free(all);
-	errno = saved;
+	journal_cursor_close(c);
 	return -1;
 }
 
@@ -508,50 +599,127 @@ out_err:
  * One JSON line per record:
  * {"seq":..,"ns":..,"worker":3|"driver","pid":..,"op":..,"type":"acquired",
  *  "err":"ENOENT"|null,"a":..,"b":..,"c":..}
+ * formatted by hand into a buffer (the same bytes jansson's compact,
+ * order-preserving dump gave): `lockstorm dump` prints millions of them.
  */
-void journal_print_json(FILE *f, const struct jrec *r)
+static char *fmt_u64(char *p, uint64_t v)
 {
-	json_t *o = json_object();
-	char *s;
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
 
-	if (!o)
-		return;
-	json_object_set_new(o, "seq", json_integer((json_int_t)r->seq));
-	json_object_set_new(o, "ns", json_integer((json_int_t)r->ns));
+static char *fmt_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return fmt_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_u64(p, (uint64_t)v);
+}
+
+static char *fmt_lit(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* A JSON string, escaped as jansson escapes it; at most 6 bytes per input byte + 2. */
+static char *fmt_str(char *p, const char *s, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+	*p++ = '"';
+	for (size_t i = 0; s[i] && i < max; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\') {
+			*p++ = '\\';
+			*p++ = (char)ch;
+		} else if (ch < 0x20) {
+			*p++ = '\\';
+			switch (ch) {
+			case '\b': *p++ = 'b'; break;
+			case '\f': *p++ = 'f'; break;
+			case '\n': *p++ = 'n'; break;
+			case '\r': *p++ = 'r'; break;
+			case '\t': *p++ = 't'; break;
+			default:
+				p = fmt_lit(p, "u00");
+				*p++ = hex[ch >> 4];
+				*p++ = hex[ch & 15];
+			}
+		} else {
+			*p++ = (char)ch;
+		}
+	}
+	*p++ = '"';
+	return p;
+}
+
+#define POINT_NAME_MAX 200
+
+size_t journal_format_json(char *buf, const struct jrec *r)
+{
+	char *p = buf;
+	p = fmt_lit(p, "{\"seq\":");
+	p = fmt_i64(p, (int64_t)r->seq);
+	p = fmt_lit(p, ",\"ns\":");
+	p = fmt_i64(p, (int64_t)r->ns);
+	p = fmt_lit(p, ",\"worker\":");
 	if (r->worker == JOURNAL_DRIVER)
-		json_object_set_new(o, "worker", json_string("driver"));
+		p = fmt_lit(p, "\"driver\"");
 	else
-		json_object_set_new(o, "worker", json_integer(r->worker));
-	json_object_set_new(o, "pid", json_integer(r->pid));
-	json_object_set_new(o, "op", json_integer(r->op));
-	json_object_set_new(o, "type", json_string(journal_type_name(r->type)));
+		p = fmt_u64(p, r->worker);
+	p = fmt_lit(p, ",\"pid\":");
+	p = fmt_i64(p, r->pid);
+	p = fmt_lit(p, ",\"op\":");
+	p = fmt_u64(p, r->op);
+	p = fmt_lit(p, ",\"type\":\"");
+	p = fmt_lit(p, journal_type_name(r->type));
+	p = fmt_lit(p, "\",\"err\":");
 	if (r->err == 0) {
-		json_object_set_new(o, "err", json_null());
+		p = fmt_lit(p, "null");
 	} else {
 		const char *en = strerrorname_np(r->err);
-
 		/* an errno this libc has no name for stays a number */
-		json_object_set_new(o, "err", en ? json_string(en) : json_integer(r->err));
+		if (en)
+			p = fmt_str(p, en, 64);
+		else
+			p = fmt_i64(p, r->err);
 	}
-	json_object_set_new(o, "a", json_integer(r->a));
-	json_object_set_new(o, "b", json_integer(r->b));
-	json_object_set_new(o, "c", json_integer(r->c));
+	p = fmt_lit(p, ",\"a\":");
+	p = fmt_i64(p, r->a);
+	p = fmt_lit(p, ",\"b\":");
+	p = fmt_i64(p, r->b);
+	p = fmt_lit(p, ",\"c\":");
+	p = fmt_i64(p, r->c);
 	if (journal_point_name) {
 		/* the records that carry a point hash: name it */
 		int64_t h = r->type == EV_FAULT ? r->b : (r->type == EV_STEP || r->type == EV_LIVENESS) ? r->a : 0;
 		const char *name = h ? journal_point_name((uint64_t)h) : NULL;
-		if (name)
-			json_object_set_new(o, "point", json_string(name));
+		if (name) {
+			p = fmt_lit(p, ",\"point\":");
+			p = fmt_str(p, name, POINT_NAME_MAX);
+		}
 		if (r->type == EV_FAULT && r->a == 1)
-			json_object_set_new(o, "fault", json_string("stall"));
+			p = fmt_lit(p, ",\"fault\":\"stall\"");
 		else if (r->type == EV_FAULT && r->a == 2)
-			json_object_set_new(o, "fault", json_string("crash"));
+			p = fmt_lit(p, ",\"fault\":\"crash\"");
 	}
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (s) {
-		fputs(s, f);
-		fputc('\n', f);
-		free(s);
-	}
-	json_decref(o);
+	*p++ = '}';
+	*p++ = '\n';
+	*p = '\0';
+	return (size_t)(p - buf);
+}
+
+void journal_print_json(FILE *f, const struct jrec *r)
+{
+	char buf[JOURNAL_JSON_MAX];
+	size_t n = journal_format_json(buf, r);
+	fwrite(buf, 1, n, f);
 }

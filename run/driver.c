@@ -96,7 +96,11 @@ static int prepare_dirs(struct run_config *cfg, struct dirs *d, char *why, size_
 		return -1;
 	}
 	if (!cfg->outdir[0]) {
-		if (rundir_temp(&d->out, "lockstorm-out", OUT_MARKER, why, len))
+		/* inside the work directory: journals on its file system (tmpfs for
+		 * --dir /dev/shm), not on $TMPDIR's; removed with it */
+		char at[PATH_MAX + 8];
+		snprintf(at, sizeof at, "%s/out", cfg->workdir);
+		if (rundir_clear(&d->work, "out", why, len) || rundir_temp_at(&d->out, at, OUT_MARKER, why, len))
 			return -1;
 		snprintf(cfg->outdir, sizeof cfg->outdir, "%s", d->out.path);
 		cfg->outdir_temp = 1;
