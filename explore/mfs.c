@@ -469,21 +469,19 @@ static int m_close(int fd)
 static int m_link(const char *from, const char *to)
 {
 	struct walk a, b;
-	int r = mfs_walk(from, &a);
+	int r = mfs_walk(from, &a); /* the source first: its ENOENT wins */
+	if (!r && !a.outside && a.node < 0)
+		r = -ENOENT;
 	if (!r)
 		r = mfs_walk(to, &b);
 	if (r)
 		return fail(r);
 	if (a.outside || b.outside)
 		return a.outside && b.outside ? link(from, to) : fail(-EXDEV);
-	if (a.node < 0)
-		return fail(-ENOENT);
+	if (b.node >= 0 || b.dir < 0) /* before the source's kind, as Linux */
+		return fail(-EEXIST);
 	if (pending(&a) || mfs_m->node[a.node].type == MFS_DIR)
 		return fail(-EPERM);
-	if (b.node >= 0 || b.dir < 0)
-		return fail(-EEXIST);
-	if (b.dir < 0)
-		return fail(-ENOENT);
 	int d = dent_add(b.dir, b.leaf, a.node);
 	if (d < 0)
 		return fail(d);
@@ -740,8 +738,10 @@ static ssize_t m_read(int fd, void *buf, size_t len)
 static ssize_t put(int k, const void *buf, size_t len, int64_t off)
 {
 	struct mfs_inode *n = &mfs_m->node[k];
+	if (!len)
+		return 0;
 	if (off >= MFS_FILE_CAP)
-		return len ? fail(-EFBIG) : 0;
+		return fail(-EFBIG);
 	if ((size_t)off + len > MFS_FILE_CAP)
 		len = MFS_FILE_CAP - (size_t)off;
 	if (off > n->size)

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fsutil.h"
 #include "core/prng.h"
 #include "explore/mfs.h"
 #include "faults/fsx.h"
@@ -66,7 +67,6 @@ struct Model {
 	void off() { fsx_backend = nullptr; }
 };
 
-std::string P(const char *rel) { return std::string(MOUNT) + "/" + rel; }
 
 /* The universe of names a sequence plays with. */
 const char *const paths[] = { "a", "b", "c", "d", "d/a", "d/b", "e", "e/a", "d/e", "d/e/a" };
@@ -217,7 +217,8 @@ std::string tree(Side &s)
 			continue;
 		}
 		ids.push_back(st.ino);
-		out += "fd:" + std::to_string(st.size) + " ";
+		/* a directory's size is the file system's own business */
+		out += "fd:" + (S_ISDIR(st.mode) ? std::string("dir") : std::to_string(st.size)) + " ";
 	}
 	/* identity as a partition: i ~ j when both exist and are one file */
 	for (size_t i = 0; i < ids.size(); i++)
@@ -275,8 +276,7 @@ int differ(const char *real_base, const char *spec, int seqs, int len, std::stri
 		m.on();
 		mfs_proc_gone(-1);
 		m.off();
-		std::string rm = "rm -rf '" + real + "'";
-		EXPECT_EQ(system(rm.c_str()), 0);
+		EXPECT_EQ(fsutil_rm_tree(real.c_str()), 0);
 		if (bad)
 			return q;
 	}
@@ -291,14 +291,14 @@ TEST(Mfs, SameAsTmpfs)
 		GTEST_SKIP() << "no /dev/shm";
 	Scratch d("/dev/shm");
 	std::string why;
-	EXPECT_EQ(differ(d.path.c_str(), "model:tmpfs", 1500, 40, &why), -1) << why;
+	EXPECT_EQ(differ(d.path.c_str(), "model:tmpfs", 1000, 30, &why), -1) << why;
 }
 
 TEST(Mfs, SameAsTmp)
 {
 	Scratch d("/tmp");
 	std::string why;
-	EXPECT_EQ(differ(d.path.c_str(), "model", 1500, 40, &why), -1) << why;
+	EXPECT_EQ(differ(d.path.c_str(), "model", 1000, 30, &why), -1) << why;
 }
 
 TEST(Mfs, AWrongRuleIsCaught)
