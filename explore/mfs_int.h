@@ -2,7 +2,8 @@
  * mfs_int.h - what the modelled file system's files share (explore/mfs*.c):
  * the shared mapping's layout.  Not for use elsewhere (mfs.h is the public side).
  *
- *   mfs.c       names, paths, inodes, open file descriptions, the calls
+ *   mfs_core.c  names, paths, inodes, open file descriptions, the calls
+ *   mfs_life.c  the mapping, reset, processes, reading back
  *   mfs_dir.c   directory streams, fsync, power loss, settling after setup
  *   mfs_pers.c  the personality: parse and format
  */
@@ -89,7 +90,7 @@ struct walk {
 	int trail;     /* the last name was followed by '/' */
 };
 
-/* mfs.c */
+/* mfs_core.c */
 uint32_t mfs_hash(const char *name);
 int mfs_walk(const char *path, struct walk *w);
 int mfs_ofd_of(int fd);

@@ -1,6 +1,6 @@
 /*
  * fsx_backend.h - where the seam's system calls go: the kernel, or a modelled
- * file system (explore/mfs.c) that the explorer installs.
+ * file system (explore/mfs_core.c) that the explorer installs.
  *
  * fsx_backend is NULL by default: every call is the system call.  When set,
  * the seam's files (fsx.c, fsx_obj.c, fsx_vt.c) call the table's function

@@ -1,5 +1,5 @@
 /*
- * unit_mfs.cc - the modelled file system (explore/mfs.c) against the kernel:
+ * unit_mfs.cc - the modelled file system (explore/mfs_core.c) against the kernel:
  * seeded random sequences of seam calls run on the model and on a real
  * directory (tmpfs /dev/shm, ext4 or whatever /tmp is) must give the same
  * results and errnos, and after every call the same tree (names, types,
