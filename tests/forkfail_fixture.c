@@ -5,7 +5,9 @@
  * does not meet: RLIMIT_NPROC does not bind it).  Children fork as usual.
  * Deterministic: it counts calls, it does not time them.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -121,7 +121,8 @@ TEST(Compare, BadUsageExits2)
 TEST(Compare, UnwritableOutputFilesAreRefusedBeforeAnyRun)
 {
 	ScratchDir d;
-	for (const std::string &opt : { "--markdown", "--json", "--junit" }) {
+	for (const char *o : { "--markdown", "--json", "--junit" }) {
+		const std::string opt = o;
 		for (const std::string &path : { d.sub("nonexistent/dir/x.out"), d.path }) {
 			std::string out = d.sub("o" + opt.substr(2));
 			CmdResult r = run_cmd(BIN + " compare -p flock,mkdir-owner -w update -n 2 --ops 20 -o " + out + " " +
