@@ -146,6 +146,9 @@ json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *f
 	x_fs_type(base, fs, sizeof fs);
 	json_object_set_new(o, "dir", json_string(base)); /* replay makes its scratch directory there too */
 	json_object_set_new(o, "fs", json_string(fs));
+	char pers[160];
+	mfs_pers_format(&cfg->fs, pers, sizeof pers);
+	json_object_set_new(o, "filesystem", json_string(pers)); /* what the workers saw: replay uses it */
 	json_object_set_new(o, "found_by", json_pack("{s:s,s:I}", "strategy", found_by, "schedule",
 						     (json_int_t)schedule));
 	return o;
@@ -168,6 +171,24 @@ static int cex_uint(json_t *o, const char *key, json_int_t lo, json_int_t hi, un
 static int cex_stall_ok(json_t *v)
 {
 	return json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) <= 1000;
+}
+
+/* The file system the workers saw.  A file from before the model was found
+ * on the real one (its "fs" says which): it replays on the model playing that
+ * one, so its verdict no longer depends on the host (tmpfs: numbers never
+ * reused; ext4 and the rest: reused at once; a listing was one step). */
+static int cex_fs(json_t *o, struct xcfg *cfg, const char *path, char *why, size_t len)
+{
+	json_t *j = json_object_get(o, "filesystem");
+	const char *spec = json_string_value(j), *host = json_string_value(json_object_get(o, "fs"));
+	char msg[512];
+	if (j && !spec)
+		return runcfg_fail(why, len, "%s: filesystem: want a string (real, model:...)", path);
+	if (!spec)
+		spec = host && !strcmp(host, "tmpfs") ? "model:tmpfs" : "model:ext4,readdir=snapshot";
+	if (mfs_pers_parse(spec, &cfg->fs, msg, sizeof msg))
+		return runcfg_fail(why, len, "%s: filesystem: %s", path, msg);
+	return 0;
 }
 
 /* Every value is bounded as explore's options bound it: a file people edit and
@@ -261,6 +282,8 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 	if (cex_uint(o, "max_stalls", 0, 16, &cfg->max_stalls, path, why, len) ||
 	    cex_uint(o, "max_crashes", 0, 16, &cfg->max_crashes, path, why, len) ||
 	    cex_uint(o, "max_steps", 10, 1000000, &cfg->max_steps, path, why, len))
+		return -1;
+	if (cex_fs(o, cfg, path, why, len))
 		return -1;
 	const char *inv = json_string_value(json_object_get(o, "invariant"));
 	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))

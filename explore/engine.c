@@ -31,6 +31,8 @@
 #include "../run/runcfg.h"
 #include "../core/sched.h"
 #include "xint.h"
+#include "mfs.h"
+#include "../faults/fsx_backend.h"
 
 struct xshape shape_even(unsigned n, unsigned ops)
 {
@@ -137,6 +139,7 @@ static _Noreturn void x_worker(struct explorer *ex, unsigned id)
 	signal(SIGPIPE, SIG_IGN);
 	journal_clock_ns = x_clock;
 	sched_attach(ex->s, id);
+	mfs_attach((int)id);
 	for (;;) {
 		sched_finish(); /* ready: wait for the start of an execution */
 		x_worker_exec(ex, id);
@@ -213,13 +216,18 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	x->why[0] = '\0';
 	ex->cfg->run.workers = n;
 
-	if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
+	if (mfs_on())
+		mfs_reset();
+	else if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
 	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0)
 		return x_harness(x, "workload setup: %s", strerror(errno));
-	nftw(ex->store, stamp_entry, 16, FTW_PHYS); /* what setup made is as old as the clock */
+	if (mfs_on()) /* what setup made is as old as the clock, and on disk */
+		mfs_settle(SCHED_EPOCH_MS * 1000000LL);
+	else
+		nftw(ex->store, stamp_entry, 16, FTW_PHYS);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
 	fflush(NULL);
@@ -438,6 +446,8 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 					;
 			}
 			sl->pid = 0;
+			if (mfs_on()) /* its descriptors close */
+				mfs_proc_gone((int)w);
 			atomic_store(&sl->state, SS_DONE);
 			x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);
 			st->rec_to = s->jmem.n;
@@ -462,13 +472,13 @@ static void x_check(struct explorer *ex, struct xexec *x)
 {
 	const struct xcfg *cfg = ex->cfg;
 	size_t flen = 0, slen = 0;
-	char *final = fsutil_slurp(ex->state_file, &flen);
+	char *final = mfs_on() ? mfs_slurp(ex->state_file, &flen) : fsutil_slurp(ex->state_file, &flen);
 	unsigned f = cfg->run.workload->flags;
 	char *snap = NULL;
 	if (f & WL_CHECK_SEQ) { /* the append workload's snapshot, judged against the journal */
 		char sp[PATH_MAX + 64];
 		append_snapshot_path(ex->state_file, sp, sizeof sp);
-		snap = fsutil_slurp(sp, &slen);
+		snap = mfs_on() ? mfs_slurp(sp, &slen) : fsutil_slurp(sp, &slen);
 	}
 	struct check_input in = {
 		.rec = ex->s->jmem.rec,
@@ -537,6 +547,11 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 	if (!ex->s || !ex->arena || !ex->pairs)
 		return runcfg_fail(why, len, "cannot set up the scheduler: %s", strerror(errno));
 	clock_s = ex->s;
+	if (cfg->fs.model) { /* the modelled file system, shared with the workers forked later */
+		if (mfs_open(ex->store, &cfg->fs, ex->s) != 0)
+			return runcfg_fail(why, len, "cannot map the modelled file system: %s", strerror(errno));
+		fsx_backend = mfs_backend();
+	}
 	ex->s->yield_points = cfg->points;
 	journal_clock_ns = x_clock;
 	journal_point_name = point_name;
@@ -559,6 +574,8 @@ void explorer_close(struct explorer *ex)
 		x_kill_all(ex, SCHED_MAX_WORKERS);
 	if (ex->xdir[0])
 		fsutil_rm_tree(ex->xdir);
+	fsx_backend = NULL;
+	mfs_close();
 	sched_destroy(ex->s);
 	arena_destroy(ex->arena);
 	free(ex->pairs);

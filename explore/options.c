@@ -32,6 +32,8 @@
 #include "../core/sched.h"
 #include "xint.h"
 
+enum { OPT_FS = 480 }; /* --fs (apart from xint.h's list, which others extend) */
+
 /* ---- configuration ---- */
 
 static const char explore_usage[] =
@@ -72,6 +74,12 @@ static const char explore_usage[] =
 	"      --json FILE          a summary: schedules, rate, failures, coverage\n"
 	"      --junit FILE         JUnit XML: a testcase per invariant, failing with its counterexamples\n"
 	"      --dir DIR            where to make the scratch directory (default /dev/shm, else /tmp)\n"
+	"      --fs real|model[:P]  the file system the workers see: model (default) is the modelled\n"
+	"                           one (docs/explore.md), P a preset ext4 (default) | tmpfs | fat |\n"
+	"                           windows | tab and/or KEY=VALUE: reuse=immediate|never,\n"
+	"                           btime=yes|no, readdir=steps|snapshot, time=ns|1s|2s,\n"
+	"                           case=sensitive|insensitive, windows=yes|no, split=yes|no;\n"
+	"                           real: system calls in the scratch directory (the host decides)\n"
 	"      --no-pin             do not pin the explorer and its workers to the CPU it starts on\n"
 	"  -q, --quiet              only the verdict and the story\n"
 	"  -v, --verbose            every schedule's outcome\n"
@@ -105,6 +113,7 @@ void xcfg_defaults(struct xcfg *c)
 	c->stallv[0] = 1.5;
 	c->nstallv = 1;
 	snprintf(c->outdir, sizeof c->outdir, "explore-out");
+	mfs_pers_default(&c->fs);
 }
 
 static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
@@ -209,6 +218,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "junit", required_argument, NULL, OPT_JUNIT },
 		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "fs", required_argument, NULL, OPT_FS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -330,6 +340,10 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 			break;
 		case 'v':
 			c->verbose = 1;
+			break;
+		case OPT_FS:
+			if (mfs_pers_parse(optarg, &c->fs, why, len))
+				return -1;
 			break;
 		case 'h':
 			fputs(explore_usage, stdout);

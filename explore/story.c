@@ -271,6 +271,15 @@ void step_events(const struct explorer *ex, const struct xstep *st, int *holding
 		case EV_APPEND:
 			SAY("%sappends seq %lld", sep, (long long)j->a);
 			break;
+		case EV_OBJ_CREATE: /* an inode number handed out again (the file system's reuse rule) */
+			for (uint32_t q = r; q-- > 0;)
+				if (m->rec[q].type == EV_OBJ_REMOVE && m->rec[q].a == j->a) {
+					SAY("%sits inode %lld is the number of the lock object w%u removed, handed out again%s", sep,
+					    (long long)j->a, (unsigned)m->rec[q].worker,
+					    ex->cfg->fs.model ? " (reuse=immediate)" : "");
+					break;
+				}
+			break;
 		case EV_OBJ_REMOVE: {
 			long c = (long)j->b;
 			if (c >= 0 && c < SCHED_MAX_WORKERS && (unsigned)c != w) {

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "explore.h"
+#include "mfs.h"
 #include "../check/checker.h"
 #include "../core/journal.h"
 #include "../core/prng.h"
@@ -68,6 +69,7 @@ struct xcfg {
 	struct xshape replay_sh; /* replay: the file's workers and ops */
 	int no_pin;              /* --no-pin: leave the CPU affinity alone */
 	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
+	struct mfs_pers fs;      /* --fs: the modelled file system's personality, or real */
 };
 
 /* One line of an execution: a granted step, a stall or a crash. */

@@ -42,6 +42,8 @@
 #include "../core/sched.h"
 #include "fault.h"
 #include "fsx_seam.h"
+#define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
+#include "fsx_backend.h"
 
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
