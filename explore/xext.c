@@ -71,6 +71,22 @@ int xext_open(struct xext *xe, struct xcfg *cfg, char *why, size_t len)
 	}
 	if (ext_command(r, 0, xe->cmd, sizeof xe->cmd, &xe->shell, why, len) != 0)
 		return 2;
+	/* Python's seam, beside the helpers: <adapters>/lib/pyexplore */
+	{
+		char d[PATH_MAX];
+		snprintf(d, sizeof d, "%s", xe->cmd);
+		char *sl = strrchr(d, '/');
+		if (sl)
+			*sl = '\0';
+		sl = strrchr(d, '/');
+		if (sl)
+			*sl = '\0';
+		snprintf(xe->pylib, sizeof xe->pylib, "%s/lib/pyexplore", d);
+#ifdef LS_SOURCE_DIR
+		if (access(xe->pylib, F_OK) != 0)
+			snprintf(xe->pylib, sizeof xe->pylib, "%s", LS_SOURCE_DIR "/adapters/lib/pyexplore");
+#endif
+	}
 	const char *name = r->proto[0]->name;
 	snprintf(xe->lib, sizeof xe->lib, "%s", strncmp(name, "ext:", 4) ? name : name + 4);
 	const char *base = cfg->dir[0] ? cfg->dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -363,6 +379,8 @@ static int xe_spawn(struct xext *xe, unsigned w, struct xe_worker *s, struct xe_
 		setenv("LOCKSTORM_EVENT_FD", "3", 1);
 		setenv("UV_USE_IO_URING", "0", 1);
 		setenv("PYTHONHASHSEED", "0", 1);
+		setenv("PYTHONPATH", xe->pylib, 1);
+		setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
 		const struct lock_ops *ops = r->proto[0];
 		for (int i = 0; ops->params[i].name; i++) {
 			char name[96];

@@ -82,6 +82,7 @@ struct xext {
 	char lib[64];            /* the library's name in stories: "proper-lockfile" */
 	char cmd[PATH_MAX];
 	int shell;
+	char pylib[PATH_MAX + 32]; /* adapters/lib/pyexplore: Python's seam (sitecustomize) */
 	char xdir[PATH_MAX];     /* our work directory */
 	char store[PATH_MAX + 16];
 	char state[PATH_MAX + 32];

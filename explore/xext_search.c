@@ -318,10 +318,21 @@ int xext_is_cex(const char *path)
 
 /* ---- explore ---- */
 
+static void xe_on_interrupt(int sig)
+{
+	(void)sig;
+	x_interrupted = 1;
+}
+
 int xext_main(struct xcfg *cfg, int argc, char **argv)
 {
 	static struct xext xe;
 	char why[1024];
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = xe_on_interrupt; /* stop searching; the work directory is removed */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	int r = xext_open(&xe, cfg, why, sizeof why);
 	if (r != 0) {
 		fprintf(stderr, "lockstorm explore: %s\n", why);
