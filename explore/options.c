@@ -45,7 +45,9 @@ static const char explore_usage[] =
 	"a multiple of the stall-ed worker's stale age) and a crash (SIGKILL at a step) are choices\n"
 	"too.  A failure is shrunk, printed as a story and saved for `lockstorm replay`.\n"
 	"\n"
-	"  -p, --protocol P[,P..]   protocol revision(s) (default mkdir-owner; a list makes a mixed fleet)\n"
+	"  -p, --protocol P[,P..]   protocol revision(s) (default mkdir-owner; a list makes a mixed fleet);\n"
+	"                           ext:NAME explores the real library (Node, Python adapters: every fs call a\n"
+	"                           step, time virtual; one adapter; docs/external-workers.md)\n"
 	"  -w, --workload W         update (default), hold, append, generation\n"
 	"  -n, --workers N          worker processes, 1 to 16 (default 2)\n"
 	"      --ops N              operations per worker (default 2)\n"
@@ -361,6 +363,8 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 	struct stat st;
 	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
 		return runcfg_fail(why, len, "--dir %s: not a directory", c->dir);
+	if (c->run.nproto && (c->run.proto[0]->flags & LOCK_EXTERNAL))
+		return runcfg_resolve(&c->run, why, len); /* explore/xext.c runs the adapter's own calls */
 	return builtin_only(&c->run, why, len) ? -1 : runcfg_resolve(&c->run, why, len);
 }
 

@@ -34,6 +34,7 @@
 #include "../run/runcfg.h"
 #include "../core/sched.h"
 #include "xint.h"
+#include "xext.h"
 
 volatile sig_atomic_t x_interrupted;
 
@@ -150,6 +151,8 @@ int explore_main(int argc, char **argv)
 		fprintf(stderr, "lockstorm: %s\n", why);
 		return 2;
 	}
+	if (cfg.run.proto[0]->flags & LOCK_EXTERNAL)
+		return xext_main(&cfg, argc, argv); /* the library itself: explore/xext_search.c */
 	static struct explorer ex;
 	if (explorer_open(&ex, &cfg, why, sizeof why) != 0) {
 		fprintf(stderr, "lockstorm: %s\n", why);

@@ -105,6 +105,28 @@ static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, 
 				"directory)", a->name, tried);
 }
 
+/* The command of the run's external protocol slot (explore's adapters): 0, or 2 with why. */
+int ext_command(const struct run_config *cfg, unsigned slot, char *out, size_t len, int *shell, char *why,
+		size_t wlen)
+{
+	const struct ext_adapter *a = ext_of(cfg->proto[slot]);
+	if (!a)
+		return runcfg_fail(why, wlen, "%s is not an external adapter", cfg->proto[slot]->name), 2;
+	*shell = a->run == NULL;
+	if (!a->run) {
+		if (!cfg->exec_cmd[0])
+			return runcfg_fail(why, wlen, "-p exec needs --exec 'CMD'"), 2;
+		snprintf(out, len, "%s", cfg->exec_cmd);
+		return 0;
+	}
+	if (a->run[0] == '/') {
+		snprintf(out, len, "%s", a->run);
+		return access(out, X_OK) == 0 ? 0 : (runcfg_fail(why, wlen, "ext:%s: adapter %s is not executable",
+								   a->name, out), 2);
+	}
+	return ext_find_adapter(a, out, len, why, wlen) ? 2 : 0;
+}
+
 int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena,
 		struct fault_state *fstates, const char *state_file,
 		char *why, size_t len)
