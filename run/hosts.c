@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@
 
 #include "netfs.h"
 #include "../report/byhost.h"
+
+#define HOST_READY_MS 30000 /* set up, mounts included */
 
 void hosts_name(unsigned h, char *buf, size_t len)
 {
@@ -175,15 +178,23 @@ int hosts_start(struct hosts *hs, const struct run_config *cfg, const struct net
 		}
 		hs->n = h + 1;
 		ho->init = pid;
+		/* bounded: a mount that hangs, or an interrupt (^C, SIGTERM: the
+		 * driver's handlers do not restart calls), ends the start */
 		char msg[512];
-		ssize_t r;
-		while ((r = read(st[0], msg, sizeof msg - 1)) < 0 && errno == EINTR)
-			;
+		ssize_t r = -1;
+		struct pollfd pf = { .fd = st[0], .events = POLLIN };
+		int pr = poll(&pf, 1, HOST_READY_MS);
+		if (pr > 0)
+			r = read(st[0], msg, sizeof msg - 1);
+		if (r < 0)
+			snprintf(msg, sizeof msg, "--hosts: host %u %s", h,
+				 pr == 0 ? "was not ready within 30 s" : "was not set up: interrupted");
 		close(st[0]);
 		close(alive[1]);
-		msg[r > 0 ? r : 0] = '\0';
+		if (r >= 0)
+			msg[r] = '\0';
 		if (strcmp(msg, "ok")) {
-			snprintf(why, len, "%s", r > 0 ? msg : "--hosts: a host's init died while setting up");
+			snprintf(why, len, "%s", r != 0 ? msg : "--hosts: a host's init died while setting up");
 			hosts_stop(hs);
 			return -1;
 		}

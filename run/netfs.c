@@ -124,6 +124,20 @@ int netfs_available(char *why, size_t len)
 	return 0;
 }
 
+/* A tool starts with the signals as a shell would give them: the driver's
+ * blocked SIGCHLD and ignored SIGINT/SIGTERM are inherited across exec, and
+ * sshd and ssh do not work without SIGCHLD. */
+static void plain_signals(void)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+}
+
 /* Run argv, output to LOG; its exit status (-1: could not run). */
 static int run_tool(char *const argv[], const char *log)
 {
@@ -140,6 +154,7 @@ static int run_tool(char *const argv[], const char *log)
 		}
 		if (nul >= 0)
 			dup2(nul, 0);
+		plain_signals();
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -222,10 +237,14 @@ static _Noreturn void server_init(const struct netfs *nf, int alive)
 	if (pid == 0) {
 		char *argv[] = { SSHD, "-D", "-e", "-f", cfgp, NULL };
 		int fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
+		if (nul >= 0)
+			dup2(nul, 0);
+		plain_signals();
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -351,18 +370,26 @@ int netfs_mount(const struct netfs *nf, const struct run_config *cfg, unsigned h
 {
 	(void)host;
 	char src[PATH_MAX + 32], port[16], log[PATH_MAX + 32], opts[4 * PATH_MAX + 512];
-	snprintf(src, sizeof src, "root@127.0.0.1:%s", cfg->workdir);
+	/* the store, not the work directory: the key beside it must stay
+	 * readable to ssh without the mount it is making */
+	char mnt[PATH_MAX + 16];
+	snprintf(mnt, sizeof mnt, "%s/store", cfg->workdir);
+	if (mkdir(mnt, 0777) != 0 && errno != EEXIST) {
+		snprintf(why, len, "--netfs: cannot make %s: %s", mnt, strerror(errno));
+		return -1;
+	}
+	snprintf(src, sizeof src, "root@127.0.0.1:%s", mnt);
 	snprintf(port, sizeof port, "%d", nf->port);
 	snprintf(log, sizeof log, "%s/sshfs-h%u.log", nf->dir, host);
 	snprintf(opts, sizeof opts,
 		 "IdentityFile=%s/key,IdentitiesOnly=yes,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,"
 		 "BatchMode=yes,LogLevel=ERROR,attr_timeout=%.3f,entry_timeout=%.3f,negative_timeout=%.3f,"
 		 "dir_cache=%s,dcache_stat_timeout=%ld,dcache_dir_timeout=%ld,dcache_link_timeout=%ld,"
-		 "use_ino,fsname=lockstorm-sshfs-h%u",
+		 "fsname=lockstorm-sshfs-h%u",
 		 nf->dir, (double)nf->attr_ms / 1000.0, (double)nf->dir_ms / 1000.0, (double)nf->dir_ms / 1000.0,
 		 nf->attr_ms || nf->dir_ms ? "yes" : "no", whole_s(nf->attr_ms), whole_s(nf->dir_ms),
 		 whole_s(nf->dir_ms), host);
-	char *argv[] = { SSHFS, src, (char *)cfg->workdir, "-p", port, "-o", opts, NULL };
+	char *argv[] = { SSHFS, src, mnt, "-p", port, "-o", opts, NULL };
 	int rc = run_tool(argv, log);
 	if (rc != 0) {
 		char tail[300];

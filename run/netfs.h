@@ -8,7 +8,7 @@
  *                                sshd on a free loopback port, in a pid namespace of its own
  *                                whose init dies with the driver (PR_SET_PDEATHSIG)
  *   netfs_mount(nf, cfg, h)      in host h's init (its private mount namespace): sshfs of
- *                                the work directory over the work directory
+ *                                WORKDIR/store (the lock's and the state's folder) over itself
  *   netfs_stop(nf)               sshd's namespace killed and reaped, the key files removed
  *
  * The mounts need no unmount: each lives in its host's mount namespace and
