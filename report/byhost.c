@@ -2,7 +2,8 @@
  * byhost.c - the report's breakdown by host (run --hosts, docs/hosts.md):
  * which workers ran on which host, under which pids, and each host's share
  * of the figures, re-derived from the journals alone (so `check` shows it
- * too).  A worker's host is its EV_WORKER_START's b; a pid is only ever
+ * too).  A worker's host is cfg_host_of (a built-in worker's EV_WORKER_START
+ * says so in b; an adapter's start record is the driver's); a pid is only ever
  * compared with pids of the same host: equal numbers on two hosts are two
  * processes, and the breakdown counts them as colliding.
  */
@@ -64,8 +65,6 @@ static struct byhost *collect(const struct run_config *cfg)
 		if (r->worker >= cfg->workers)
 			continue;
 		struct wrow *w = &b->w[r->worker];
-		if (r->type == EV_WORKER_START && r->b >= 0 && r->b < (int64_t)b->nhosts)
-			w->host = (unsigned)r->b; /* what the worker says it ran on */
 		if (r->pid > 0)
 			add_pid(w, r->pid);
 	}

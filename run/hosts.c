@@ -302,3 +302,26 @@ int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs
 	}
 	return 0;
 }
+
+pid_t hosts_ns_pid(pid_t pid)
+{
+	char p[64], buf[2048];
+	snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pid;
+	ssize_t k = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (k <= 0)
+		return pid;
+	buf[k] = '\0';
+	char *l = strstr(buf, "\nNSpid:");
+	if (!l)
+		return pid;
+	char *end = strchr(l + 1, '\n');
+	if (end)
+		*end = '\0';
+	char *last = strrchr(l, '\t');
+	long v = last ? strtol(last + 1, NULL, 10) : 0;
+	return v > 0 ? (pid_t)v : pid;
+}

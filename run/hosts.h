@@ -63,6 +63,9 @@ int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs
 pid_t hosts_fork(struct hosts *hs, unsigned h);
 /* Kill and reap every init (and so everything in its namespaces). */
 void hosts_stop(struct hosts *hs);
+/* PID (as the driver sees it) as its own pid namespace numbers it: the
+ * last field of /proc/PID/status's NSpid; PID itself when that cannot be read. */
+pid_t hosts_ns_pid(pid_t pid);
 /* Is pid one of the inits? (the driver's reaper skips them) */
 int hosts_is_init(const struct hosts *hs, pid_t pid);
 
