@@ -174,8 +174,9 @@ TEST(IntegHosts, SkewWithHostAppliesToThatHostsWorkersOnly)
 	ASSERT_EQ(cfg.faults.n, 2u);
 	for (unsigned w = 0; w < 6; w++) {
 		EXPECT_EQ(fault_process_rule(&cfg.faults, FK_SKEW, w) == &cfg.faults.rule[0], w == 2 || w == 3) << w;
-		if (w >= 4)
+		if (w >= 4) {
 			EXPECT_EQ(fault_process_rule(&cfg.faults, FK_SKEW, w) == &cfg.faults.rule[1], w == 5) << w;
+		}
 	}
 	EXPECT_EQ(cfg_host_of(&cfg, 0), 0u);
 	EXPECT_EQ(cfg_host_of(&cfg, 3), 1u);
@@ -365,8 +366,9 @@ TEST(IntegHosts, SshfsFlockDoesNotExcludeAcrossHosts)
 		ASSERT_TRUE(r.status == 0 || r.status == 1) << out;
 		Report rep(d.sub("out/report.json"));
 		worst = rep.violations("exclusion");
-		if (worst)
+		if (worst) {
 			EXPECT_EQ(r.status, 1) << out;
+		}
 	}
 	EXPECT_GT(worst, 0) << "flock excluded across two sshfs mounts: " << out;
 }
