@@ -45,7 +45,7 @@ enum ev_type {
 	EV_FAULT,          /* a: fault kind, b: point hash, c: duration ms (stall) */
 	EV_STEP,           /* trace only. a: point hash, b: fsx op, c: result (0 or errno) */
 	EV_APPEND,         /* a: sequence number appended, b: journal byte offset (0: not known), c: where the seq came from (1 cache, 2 snapshot, 3 replay) */
-	EV_WORKER_START,   /* a: incarnation */
+	EV_WORKER_START,   /* a: incarnation, b: host (run --hosts; 0 without) */
 	EV_WORKER_EXIT,    /* a: exit status */
 	EV_OBJ_CREATE,     /* a lock object was created. a: inode, b: dev */
 	EV_OBJ_REMOVE,     /* a lock object was removed. a: inode, b: creator worker (-1 unknown), c: creator's create seq */

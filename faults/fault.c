@@ -34,7 +34,7 @@ static const char *const kind_names[FK__COUNT] = {
 };
 
 /* Which keys each kind takes (beyond p, nth, once, workers). */
-enum { K_FOR = 1, K_ERR = 2, K_PATH = 4, K_BYTES = 8, K_EVERY = 16, K_BY = 32, K_RES = 64 };
+enum { K_FOR = 1, K_ERR = 2, K_PATH = 4, K_BYTES = 8, K_EVERY = 16, K_BY = 32, K_RES = 64, K_HOST = 128 };
 static const unsigned kind_keys[FK__COUNT] = {
 	[FK_STALL] = K_FOR | K_PATH,
 	[FK_CRASH] = K_PATH,
@@ -42,7 +42,7 @@ static const unsigned kind_keys[FK__COUNT] = {
 	[FK_ERRNO] = K_ERR | K_PATH,
 	[FK_SHORT_WRITE] = K_FOR | K_ERR | K_PATH | K_BYTES,
 	[FK_SWEEP] = K_EVERY | K_PATH,
-	[FK_SKEW] = K_BY,
+	[FK_SKEW] = K_BY | K_HOST,
 	[FK_COARSE_MTIME] = K_RES,
 	[FK_PID_REUSE] = 0,
 	[FK_SPLIT_ID] = 0,
@@ -140,6 +140,7 @@ static const char *key_name(unsigned k)
 	case K_EVERY: return "every";
 	case K_BY: return "by";
 	case K_RES: return "res";
+	case K_HOST: return "host";
 	default: return "?";
 	}
 }
@@ -279,13 +280,21 @@ int fault_parse(struct fault_plan *plan, const char *spec, char *why, size_t why
 					return bad(why, whylen, spec, "res=%s: %s", val, msg);
 				if (r.res_ms < 1)
 					return bad(why, whylen, spec, "res=%s: want a resolution like 1s or 2s", val);
+			} else if (!strcmp(kv, "host")) {
+				uint64_t h;
+				char msg[160];
+				if (key_allowed(&r, K_HOST, spec, why, whylen))
+					return -1;
+				if (num_u64(val, 0, 63, &h, msg, sizeof msg))
+					return bad(why, whylen, spec, "host=%s: %s (a host number, 0 first)", val, msg);
+				r.on_host = (unsigned)h + 1;
 			} else if (!strcmp(kv, "workers")) {
 				if (parse_workers(&r, val))
 					return bad(why, whylen, spec, "workers=%s: want ids like 0,2,5-7 (below 1024)", val);
 				in_workers = 1;
 			} else {
 				return bad(why, whylen, spec, "unknown key '%s' (known: p, nth, once, for, err, path, "
-					   "workers, bytes, every, by, res)", kv);
+					   "workers, bytes, every, by, res, host)", kv);
 			}
 		}
 	}

@@ -6,7 +6,7 @@
  *   KEYS   p=PROB (default 1)  nth=N (fire on the Nth match only)  once (at most one firing per worker; both count across respawns)
  *          for=300ms|2s|1.5stale  err=EPERM (any errno by name)  path=GLOB (calls on matching paths only)
  *          workers=0,2,5-7  bytes=K (short-write)  every=DUR (sweep period)  by=+-DUR (skew)
- *          res=1s|2s (coarse-mtime)
+ *          res=1s|2s (coarse-mtime)  host=N (skew: the workers on host N of --hosts, 0 first)
  *
  *   kind          where it acts                         what it does
  *   stall         any point                             the worker pauses `for` (default 1stale)
@@ -72,6 +72,7 @@ struct fault_rule {
 	int split;                   /* short-write with for=: pause for_ms/for_stale, then write the rest (err 0) */
 	int64_t every_ms;            /* sweep: period */
 	int64_t by_ms;               /* skew: offset (signed) */
+	unsigned on_host;            /* skew host=N: N + 1 (the run narrows workers to that host's); 0 any */
 	int64_t res_ms;              /* coarse-mtime: resolution */
 	char spec[256];              /* as the user wrote it */
 };

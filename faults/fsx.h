@@ -110,6 +110,8 @@ struct fsx_binding {
 	int trace;               /* journal an EV_STEP per call */
 	const char *hostname;    /* NULL: the real one */
 	pid_t pid;               /* 0: the real one */
+	uint64_t dev;            /* nonzero: the lock objects' device, as one name for what each host's
+				    network mount shows as a device of its own (--netfs) */
 	struct sched *sched;     /* explore: every call is a scheduler step, time is virtual */
 };
 void fsx_bind(const struct fsx_binding *b);

@@ -41,6 +41,8 @@ void fsx_obj_created(const char *path)
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return;
+	if (fsx_cur.dev)
+		st.st_dev = (dev_t)fsx_cur.dev;
 	uint64_t seq = fsx_log_event(EV_OBJ_CREATE, 0, (int64_t)st.st_ino, (int64_t)st.st_dev, 0);
 	arena_obj_add(fsx_cur.arena, st.st_dev, st.st_ino, fsx_cur.worker, seq);
 	last_create_ns = fsx_mono_ns();
@@ -52,7 +54,7 @@ struct fsx_obj_id fsx_obj_identify(const char *path)
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		id.known = 1;
-		id.dev = st.st_dev;
+		id.dev = fsx_cur.dev ? fsx_cur.dev : st.st_dev;
 		id.ino = st.st_ino;
 	}
 	return id;

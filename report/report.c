@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../workloads/workload.h"
+#include "byhost.h"
 
 static void print_config(FILE *f, const struct run_config *cfg)
 {
@@ -54,6 +55,8 @@ void report_print_text(FILE *f, const struct run_config *cfg, const struct check
 				(unsigned long long)v->stalls, v->ops_per_s, (unsigned long long)v->violations);
 		}
 	}
+	if (cfg->hosts)
+		byhost_print(f, cfg);
 	if (res->torn_bytes)
 		fprintf(f, "journals    %zu torn bytes skipped at journal tails (a worker killed mid-write)\n",
 			res->torn_bytes);
@@ -146,6 +149,8 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 		if (v->incomplete)
 			json_object_set_new(root, "incomplete_reason", json_string(v->why));
 	}
+	if (root && cfg->hosts)
+		json_object_set_new(root, "hosts", byhost_json(cfg));
 	if (root && res->nrev) {
 		json_t *revs = json_array();
 		for (unsigned k = 0; k < res->nrev; k++) {

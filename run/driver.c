@@ -37,6 +37,8 @@
 #include "runcfg.h"
 #include "rundir.h"
 #include "leftover.h"
+#include "hosts.h"
+#include "netfs.h"
 
 #define WORK_MARKER ".lockstorm-owned"
 #define OUT_MARKER ".lockstorm-out"
@@ -110,7 +112,7 @@ static int prepare_dirs(struct run_config *cfg, struct dirs *d, char *why, size_
 	/* Leftovers of an earlier run, cleared only where its marker lists them. */
 	static const char *const out_names[] = { "journal", "final-state.json", "final-snapshot.json",
 						 "run.json", "report.json" };
-	if (rundir_clear(&d->work, "store", why, len))
+	if (rundir_clear(&d->work, "store", why, len) || (cfg->netfs[0] && rundir_clear(&d->work, ".lockstorm-netfs", why, len)))
 		return -1;
 	for (size_t i = 0; i < sizeof out_names / sizeof out_names[0]; i++)
 		if (rundir_clear(&d->out, out_names[i], why, len))
@@ -151,6 +153,8 @@ struct supervisor {
 	int64_t stop_ms;       /* mono ms of the stop */
 	unsigned respawn_failed; /* crashed workers that could not be forked again */
 	unsigned cut;          /* stops and stalls cut at the end of the run */
+	struct hosts *hosts;   /* --hosts: the namespaces workers are forked into, NULL none */
+	uint64_t netfs_dev;    /* --netfs: the work directory's own device (fsx_binding.dev) */
 };
 
 static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned incarnation)
@@ -169,6 +173,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.incarnation = incarnation,
 		.pid = (int)getpid(),
 		.workers = cfg->workers,
+		.host = cfg_host_of(cfg, id),
 		.seed = cfg->seed,
 		.proto = cfg->proto[slot],
 		.pvals = cfg->pvals[slot],
@@ -184,6 +189,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 			.fstate = &sv->fstates[id],
 			.trace = cfg->trace,
 			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
+			.dev = sv->netfs_dev,
 		},
 	};
 	_exit(worker_run(&sp) == 0 ? 0 : 3);
@@ -197,18 +203,19 @@ static int spawn(struct supervisor *sv, unsigned id, unsigned incarnation)
 	if (ext && ext_before_fork(sv->ext, id) != 0)
 		return -1;
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = sv->hosts ? hosts_fork(sv->hosts, cfg_host_of(sv->cfg, id)) : fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != sv->driver_pid) /* the driver died before we got here */
+		/* the driver died before we got here (on a host, its pid is 0 to us) */
+		if (getppid() != (sv->hosts ? 0 : sv->driver_pid))
 			_exit(3);
 		if (ext) {
 			setpgid(0, 0);
 			ext_child_exec(sv->ext, id, incarnation, &sv->oldmask);
 		}
-		if (setpgid(0, sv->pgid) != 0)
+		if (!sv->hosts && setpgid(0, sv->pgid) != 0) /* a host's numbers are not the driver's */
 			setpgid(0, 0);
 		worker_main(sv, id, incarnation);
 	}
@@ -755,7 +762,22 @@ int driver_run(struct run_config *cfg)
 			say(cfg, "%llu ops", (unsigned long long)cfg->ops);
 		say(cfg, ", work dir %s\n", cfg->workdir);
 	}
-	int sup = supervise(&sv);
+	static struct hosts hosts;
+	static struct netfs nf;
+	int sup = -1;
+	if (cfg->hosts && hosts_start_run(cfg, &hosts, &nf, &sv.netfs_dev, why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: %s\n", why);
+		rc = 2;
+	} else {
+		sv.hosts = cfg->hosts ? &hosts : NULL;
+		if (sv.hosts)
+			say(cfg, "lockstorm: %u host%s ready (lockstorm-h0..%u)%s\n", cfg->hosts, cfg->hosts == 1 ? "" : "s",
+			    cfg->hosts - 1, cfg->netfs[0] ? ", each with its sshfs mount of the work directory" : "");
+		sup = supervise(&sv);
+		netfs_stop(&nf);
+		if (sv.hosts)
+			hosts_stop(&hosts);
+	}
 	leftover_kill_all();
 	sigprocmask(SIG_SETMASK, &sv.oldmask, NULL);
 	journal_close(&sv.dj);
@@ -778,7 +800,7 @@ int driver_run(struct run_config *cfg)
 			goto out_mem;
 		}
 	}
-	if (sup != 0)
+	if (sup != 0 || rc == 2)
 		goto out_mem;
 
 	snprintf(p, sizeof p, "%s/final-state.json", cfg->outdir);

@@ -21,6 +21,7 @@
  * between `release-begin` and `released`) is a liveness finding instead,
  * journalled as EV_LIVENESS like a built-in worker's.
  */
+#include "hosts.h"
 #include "extworker.h"
 
 #include <dirent.h>
@@ -825,7 +826,8 @@ void ext_spawned(struct ext_run *x, unsigned id, unsigned incarnation, pid_t pid
 	close(s->child_ctl);
 	close(s->child_log);
 	s->child_ev = s->child_ctl = s->child_log = -1;
-	s->pid = s->rec_pid = s->pgid = pid;
+	s->pid = s->pgid = pid;
+	s->rec_pid = x->cfg->hosts ? hosts_ns_pid(pid) : pid; /* on a host: its pid there (run/hosts.h) */
 	if (x->groups)
 		atomic_store(&x->groups[id], pid);
 	s->incarnation = incarnation;
@@ -844,7 +846,7 @@ void ext_spawned(struct ext_run *x, unsigned id, unsigned incarnation, pid_t pid
 	if (journal_open(&s->j, p, id) != 0)
 		ext_fail(x, id, 3, 0, "cannot open %s: %s", p, strerror(errno));
 	else
-		ext_record(x, id, EV_WORKER_START, 0, incarnation, 0, 0, (uint64_t)s->spawn_ns);
+		ext_record(x, id, EV_WORKER_START, 0, incarnation, cfg_host_of(x->cfg, id), 0, (uint64_t)s->spawn_ns);
 }
 
 static void ext_close(struct ext_slot *s)

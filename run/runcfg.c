@@ -15,6 +15,8 @@
 #include "../faults/fsx.h"
 #include "../protocols/external.h"
 #include "../workloads/workload.h"
+#include "hosts.h"
+#include "netfs.h"
 
 /* Wrap ", "-separated names after a fixed first line at column 26. */
 static void usage_names(FILE *f, const char *names)
@@ -80,6 +82,11 @@ void runcfg_usage(FILE *f)
 	      "      --trace             journal every fsx call and point (EV_STEP records)\n"
 	      "      --triage[=D]        when the run fails, triage it: a targeted explore within D (default\n"
 	      "                          60s) for a counterexample (lockstorm triage); the run's exit stays 1\n"
+	      "      --hosts N           split the workers over N hosts: each a pid, UTS and mount namespace\n"
+	      "                          (hostname lockstorm-hN; pids repeat across hosts); needs root (docs/hosts.md)\n"
+	      "      --netfs sshfs[:attr=DUR,dir=DUR]  each host sees the work directory through its own sshfs\n"
+	      "                          mount of a loopback sshd; attr/dir: attribute and lookup cache timeouts\n"
+	      "                          (default 1s each); implies --hosts 2; nfs: not on this kernel (exit 2)\n"
 	      "  -q, --quiet             only the verdict line\n"
 	      "  -v, --verbose           more detail in the summary\n"
 	      "  -h, --help              this help\n"
@@ -154,7 +161,7 @@ int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, siz
 
 enum {
 	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
-	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC, OPT_TRIAGE,
+	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC, OPT_TRIAGE, OPT_HOSTS, OPT_NETFS,
 };
 
 const char runcfg_shortopts[] = "p:w:n:d:s:o:qvh";
@@ -179,6 +186,8 @@ const struct option runcfg_longopts[] = {
 	{ "keep", no_argument, NULL, OPT_KEEP },
 	{ "trace", no_argument, NULL, OPT_TRACE },
 	{ "triage", optional_argument, NULL, OPT_TRIAGE },
+	{ "hosts", required_argument, NULL, OPT_HOSTS },
+	{ "netfs", required_argument, NULL, OPT_NETFS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -305,6 +314,18 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 				return runcfg_fail(why, len, "--triage=%s: want a budget of 1s or more", optarg);
 			break;
 		}
+		case OPT_HOSTS: /* run/hosts.h */
+			if (num_u64(optarg, 1, CFG_MAX_HOSTS, &u, msg, sizeof msg))
+				return runcfg_fail(why, len, "--hosts %s: %s (hosts, 1..%d)", optarg, msg, CFG_MAX_HOSTS);
+			cfg->hosts = (unsigned)u;
+			break;
+		case OPT_NETFS: { /* run/netfs.h */
+			struct netfs nf;
+			if (netfs_parse(optarg, &nf, why, len))
+				return -1;
+			snprintf(cfg->netfs, sizeof cfg->netfs, "%s", optarg);
+			break;
+		}
 		case 'q':
 			cfg->quiet = 1;
 			break;
@@ -331,6 +352,10 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		return runcfg_fail(why, len, "-d and --ops exclude each other");
 	if (saw_ops)
 		cfg->duration_ms = 0;
+	if (cfg->netfs[0] && !cfg->hosts) /* a network file system is seen from more than one host */
+		cfg->hosts = 2;
+	if (cfg->hosts > cfg->workers)
+		return runcfg_fail(why, len, "--hosts %u: more hosts than workers (-n %u)", cfg->hosts, cfg->workers);
 	if (cfg->exec_cmd[0] && !saw_p) {
 		cfg->proto[0] = &ext_exec_ops;
 		cfg->nproto = 1;
@@ -352,6 +377,8 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
 {
 	unsigned char used[CFG_MAX_KV] = { 0 };
+	if (hosts_resolve_faults(cfg, why, len))
+		return -1;
 	for (unsigned i = 0; i < cfg->nproto; i++)
 		if (param_resolve(cfg->proto[i]->params, cfg->pvals[i], cfg->kv, cfg->nkv, cfg->time_scale,
 				  used, why, len))
@@ -441,6 +468,10 @@ int runcfg_save(const struct run_config *cfg, const char *path)
 	json_object_set_new(root, "respawn", json_boolean(cfg->respawn));
 	if (cfg->exec_cmd[0])
 		json_object_set_new(root, "exec", json_string(cfg->exec_cmd));
+	if (cfg->hosts)
+		json_object_set_new(root, "hosts", json_integer(cfg->hosts));
+	if (cfg->netfs[0])
+		json_object_set_new(root, "netfs", json_string(cfg->netfs));
 	int r = json_dump_file(root, path, JSON_INDENT(2));
 	json_decref(root);
 	return r;
@@ -568,6 +599,18 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 		goto out;
 	}
 	snprintf(cfg->exec_cmd, sizeof cfg->exec_cmd, "%s", ex ? json_string_value(ex) : "");
+	json_t *hj = json_object_get(root, "hosts"), *nj = json_object_get(root, "netfs");
+	if (hj && (!json_is_integer(hj) || json_integer_value(hj) < 1 || json_integer_value(hj) > CFG_MAX_HOSTS ||
+		   (unsigned)json_integer_value(hj) > cfg->workers)) {
+		runcfg_fail(why, len, "%s: 'hosts' wants 1..%d, at most the workers", path, CFG_MAX_HOSTS);
+		goto out;
+	}
+	cfg->hosts = hj ? (unsigned)json_integer_value(hj) : 0;
+	if (nj && (!json_is_string(nj) || json_string_length(nj) >= sizeof cfg->netfs)) {
+		runcfg_fail(why, len, "%s: 'netfs' wants a --netfs spec", path);
+		goto out;
+	}
+	snprintf(cfg->netfs, sizeof cfg->netfs, "%s", nj ? json_string_value(nj) : "");
 	json_array_foreach(json_object_get(root, "params"), i, v) {
 		const char *kv = json_string_value(v);
 		if (!kv || !strchr(kv, '=') || kv[0] == '=' || cfg->nkv == CFG_MAX_KV) {

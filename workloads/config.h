@@ -18,6 +18,7 @@ extern "C" {
 #define CFG_MAX_PROTOS 8
 #define CFG_MAX_KV 64
 #define CFG_MAX_WORKERS 4096
+#define CFG_MAX_HOSTS 16
 
 struct workload_ops;
 
@@ -49,12 +50,21 @@ struct run_config {
 	int64_t triage_ms;      /* --triage: the triage budget when the run fails; 0 off */
 	int workdir_ours;       /* we made it (mkdtemp): remove it all at the end */
 	int outdir_temp;        /* no -o: journals go to a temp dir removed at the end */
+	unsigned hosts;         /* --hosts N: namespaces the workers are split over (run/hosts.h); 0/1 none */
+	char netfs[128];        /* --netfs SPEC as given (run/netfs.h), "" none */
 };
 
 /* The protocol slot worker w runs in a mixed fleet. */
 static inline unsigned cfg_proto_slot(const struct run_config *c, unsigned w)
 {
 	return w % c->nproto;
+}
+
+/* The host worker w runs on under --hosts: contiguous blocks, so a mixed
+ * fleet's revisions are on every host (0 without hosts). */
+static inline unsigned cfg_host_of(const struct run_config *c, unsigned w)
+{
+	return c->hosts > 1 && c->workers ? (unsigned)((uint64_t)w * c->hosts / c->workers) : 0;
 }
 
 #ifdef __cplusplus

@@ -152,7 +152,7 @@ int worker_run(const struct worker_spec *sp)
 	 * meets faults, the trace and the ownership table like any step */
 	if (w.lock.ops->init(&w.lock) != 0)
 		return -1;
-	worker_log(&w, EV_WORKER_START, 0, sp->incarnation, 0, 0);
+	worker_log(&w, EV_WORKER_START, 0, sp->incarnation, sp->host, 0);
 	if (sp->wait_go)
 		arena_wait_go(sp->arena);
 	for (long done = 0; worker_next_op(&w, sp, done); done++)

@@ -98,6 +98,7 @@ struct worker_spec {
 	unsigned incarnation;             /* 0 first; +1 for each --respawn */
 	int pid;                          /* the pid its journal and lock records carry */
 	unsigned workers;                 /* the fleet's size */
+	unsigned host;                    /* --hosts: the host it runs on (its EV_WORKER_START b), else 0 */
 	uint64_t seed;
 	const struct lock_ops *proto;     /* its protocol slot's revision ... */
 	const int64_t *pvals;             /* ... and that slot's resolved params */
