@@ -25,6 +25,7 @@
  */
 #include "checker.h"
 #include "ck.h"
+#include "livelock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -507,6 +508,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 	ck_dist(&c.hold, &out->hold);
 	ck_by_revision(&c);
 
+	ck_livelock(in, out);
 	out->pass = 1;
 	for (int i = 0; i < INV__COUNT; i++)
 		if (out->inv[i].applicable && out->inv[i].violations)
