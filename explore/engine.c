@@ -408,8 +408,11 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 		if (st->kind != XK_RUN && x_ran(st->kind)) { /* a fault at the step: the worker applies it */
 			used[st->kind]++;
 			sl->xf = x_step_fault(ex, st, w);
-			if (st->kind == XK_SPLIT) /* the rest of the write comes after the others went on */
+			if (st->kind == XK_SPLIT) { /* the rest of the write comes after the others went on */
 				pause_until[w] = now + st->ms * 1000000LL;
+				x->stall_ms += st->ms; /* a pause of its own, as a pause choice's */
+				x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/pause"), st->ms);
+			}
 		} else if (st->kind >= XK_SWEEP) {
 			used[st->kind]++;
 			x_sticky(ex, st, w);
@@ -526,6 +529,13 @@ static void x_check(struct explorer *ex, struct xexec *x)
 			x->inv = i;
 			break;
 		}
+	if (x->outcome == XO_FAIL && x->inv == INV_LIVENESS && x_injected_only(x)) {
+		/* "no attempt ever took the lock" because an errno the explorer chose
+		 * reached the caller: whether the protocol should have absorbed it is
+		 * no-escaped-error's to judge, not liveness's (flock would fail too) */
+		x->outcome = XO_PASS;
+		x->inv = -1;
+	}
 	if (x->outcome == XO_FAIL && x->inv == INV_NO_LIVELOCK) { /* the loop's length, for the story */
 		struct check_example *e = &x->res.inv[INV_NO_LIVELOCK].ex[0];
 		unsigned p = x_livelock_period(ex, x, (unsigned)e->worker[0], (size_t)e->seq[1]);

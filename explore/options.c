@@ -74,7 +74,7 @@ static const char explore_usage[] =
 	"                           their sleeps), instead of the clock jumping for all at once\n"
 	"      --points             every protocol point is a decision too, so a stall or a crash can\n"
 	"                           land between a step and the decision taken from it (slower)\n"
-	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
+	"      --max-steps N        steps per schedule before it is cut off and judged (default 20000)\n"
 	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
 	"                           no-lost-writes to find a lost write where a double holder comes first\n"
 	"      --no-shrink          save failures as found\n"
@@ -112,7 +112,7 @@ void xcfg_defaults(struct xcfg *c)
 	c->budget_ms = 60000;
 	c->max_stalls = 1;
 	c->max_crashes = 1;
-	c->max_steps = 2000;
+	c->max_steps = 20000; /* a volter waiter polls 25 ms for 10 s: 400 rounds of a few steps */
 	c->stallv[0] = 1.5; /* first: a file that names stall 1.5 as its only multiple reads the same */
 	c->stallv[1] = 0.5;
 	c->nstallv = 2;

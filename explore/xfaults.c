@@ -130,7 +130,12 @@ struct sched_xf x_step_fault(const struct explorer *ex, struct xstep *st, unsign
 	case XK_SPLIT:
 		f.kind = SXF_SPLIT;
 		f.bytes = X_WRITE_BYTES;
-		st->ms = (int64_t)llround(ex->cfg->stallv[0] * (double)ex->stall_base[w]);
+		{
+			double k = ex->cfg->stallv[0]; /* the shortest of the --stall multiples */
+			for (unsigned i = 1; i < ex->cfg->nstallv; i++)
+				k = ex->cfg->stallv[i] < k ? ex->cfg->stallv[i] : k;
+			st->ms = (int64_t)llround(k * (double)ex->stall_base[w]);
+		}
 		break;
 	case XK_PIDREUSE:
 		f.kind = SXF_PID_ALIVE;
@@ -197,6 +202,20 @@ void x_sticky(struct explorer *ex, struct xstep *st, unsigned w)
 	}
 	st->state = SS_STEP;
 	st->fsop = FSX_OP_COUNT;
+}
+
+/* A liveness finding that is only "no attempt ever took the lock" in an
+ * execution where an errno was chosen. */
+int x_injected_only(const struct xexec *x)
+{
+	const struct check_inv *ci = &x->res.inv[INV_LIVENESS];
+	for (unsigned e = 0; e < ci->nex; e++)
+		if (strncmp(ci->ex[e].text, "no attempt ever took the lock", 29))
+			return 0;
+	for (size_t k = 0; k < x->nstep; k++)
+		if (x->step[k].kind == XK_ERRNO || x->step[k].kind == XK_SHORT)
+			return 1;
+	return 0;
 }
 
 /* ---- cut schedules ---- */
