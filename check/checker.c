@@ -26,6 +26,7 @@
  */
 #include "checker.h"
 #include "ck.h"
+#include "livelock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -530,6 +531,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 	ck_by_revision(&c, count);
 	free(count);
 
+	ck_livelock(in, out);
 	out->pass = 1;
 	for (int i = 0; i < INV__COUNT; i++)
 		if (out->inv[i].applicable && out->inv[i].violations)

@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+struct ck_step;
+
 #define CHECK_MAX_EXAMPLES 4
 
 struct check_example {
@@ -60,6 +62,9 @@ struct check_input {
 	const char *final_snapshot; /* check_seq: the snapshot file's bytes at the end; NULL if missing */
 	size_t final_snapshot_len;
 	size_t torn_bytes;        /* from the journal reader */
+	const struct ck_step *steps; /* no-livelock (check/livelock.h): the explorer's steps, NULL: n/a */
+	size_t nsteps;
+	unsigned livelock_steps;  /* its limit; 0: 200 */
 	const char *unjudgeable;  /* why these records cannot be judged (a damaged journal, a run
 				     that never ended), NULL if they can: the result is INCOMPLETE */
 };

@@ -199,6 +199,11 @@ static void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_
 	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
 }
 
+void x_log_fault(struct explorer *ex, unsigned w, uint32_t op, int kind, const char *point, int64_t c)
+{
+	x_log(ex, w, op, EV_FAULT, kind, (int64_t)point_hash(point), c);
+}
+
 static void x_check(struct explorer *ex, struct xexec *x);
 
 /* Run one execution of N workers x OPS ops; CHOOSE picks at every decision.
@@ -276,7 +281,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	}
 
 	int current = -1, barred = -1;
-	unsigned stalls = 0, crashes = 0;
+	unsigned stalls = 0, crashes = 0, used[XK__COUNT] = { 0 };
 	uint32_t run_steps = 0;
 	size_t blocked_at[SCHED_MAX_WORKERS] = { 0 };
 	int64_t pause_until[SCHED_MAX_WORKERS] = { 0 }; /* pause: not before this virtual time */
@@ -349,7 +354,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			x_kill_all(ex, n);
 			break;
 		}
-		if (x->nstep >= ex->cfg->max_steps) {
+		if (x->nstep >= ex->cfg->max_steps) { /* judged by the prefix invariants and no-livelock */
 			x->outcome = XO_BOUND;
 			snprintf(x->why, sizeof x->why, "stopped at the step bound (%u steps)", ex->cfg->max_steps);
 			x_kill_all(ex, n);
@@ -379,6 +384,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			for (unsigned i = 0; i < n; i++)
 				if (live[i])
 					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)i, 0 };
+		nopt = x_fault_opts(ex, opt, nopt, enabled, live, used);
 		struct xdec d = { x->decisions, opt, nopt, nrun, current, cur_en, run_steps };
 		unsigned pick = choose(ctx, &d);
 		if (pick >= nopt)
@@ -407,7 +413,19 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 		st->rec_from = st->rec_to = s->jmem.n;
 		memcpy(st->path, sl->path, sizeof st->path);
 		memcpy(st->path2, sl->path2, sizeof st->path2);
-		if (st->kind == XK_RUN) {
+		if (st->kind != XK_RUN && x_ran(st->kind)) { /* a fault at the step: the worker applies it */
+			used[st->kind]++;
+			sl->xf = x_step_fault(ex, st, w);
+			if (st->kind == XK_SPLIT) { /* the rest of the write comes after the others went on */
+				pause_until[w] = now + st->ms * 1000000LL;
+				x->stall_ms += st->ms; /* a pause of its own, as a pause choice's */
+				x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/pause"), st->ms);
+			}
+		} else if (st->kind >= XK_SWEEP) {
+			used[st->kind]++;
+			x_sticky(ex, st, w);
+		}
+		if (x_ran(st->kind)) {
 			atomic_store(&s->now_ns, now + X_STEP_NS);
 			run_steps++;
 			current = (int)w;
@@ -415,6 +433,8 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			if (x_quiet(ex, x))
 				goto fail;
 			last = st;
+		} else if (st->kind >= XK_SWEEP) {
+			st->rec_to = s->jmem.n;
 		} else if (st->kind == XK_STALL) {
 			/* it is descheduled while the clock moves past the stale age */
 			int64_t ms = (int64_t)llround(ex->cfg->stallv[st->m] * (double)ex->stall_base[w]);
@@ -460,7 +480,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	if (x->decisions > ex->kest)
 		ex->kest = x->decisions;
 	ex->dsum += x->decisions;
-	if (!ex->body && (x->outcome == XO_PASS || x->outcome == XO_FAIL)) /* a cut schedule is not judged */
+	if (!ex->body)
 		x_check(ex, x);
 	return 0;
 fail:
@@ -496,8 +516,12 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.final_snapshot = snap,
 		.final_snapshot_len = slen,
 	};
-	int deadlock = x->outcome == XO_FAIL;
+	int deadlock = x->outcome == XO_FAIL, cut = x->outcome == XO_BOUND;
+	struct ck_step *ll = x_livelock_steps(ex, x, &in.nsteps);
+	in.steps = ll;
+	in.livelock_steps = X_LIVELOCK_STEPS;
 	int cr = check_run(&in, &x->res);
+	free(ll);
 	free(final);
 	free(snap);
 	if (cr != 0) {
@@ -506,14 +530,28 @@ static void x_check(struct explorer *ex, struct xexec *x)
 	}
 	if (deadlock)
 		return;
-	/* the first violated invariant among those asked for (--invariant) */
+	/* the first violated invariant among those asked for (--invariant); a cut
+	 * schedule only by those a prefix can break */
 	for (int i = 0; i < INV__COUNT && !x->res.pass; i++)
-		if (x->res.inv[i].applicable && x->res.inv[i].violations &&
+		if (x->res.inv[i].applicable && x->res.inv[i].violations && (!cut || x_prefix_inv(i)) &&
 		    (!cfg->want || (cfg->want & (1u << i)))) {
 			x->outcome = XO_FAIL;
 			x->inv = i;
 			break;
 		}
+	if (x->outcome == XO_FAIL && x->inv == INV_LIVENESS && x_injected_only(x)) {
+		/* "no attempt ever took the lock" because an errno the explorer chose
+		 * reached the caller: whether the protocol should have absorbed it is
+		 * no-escaped-error's to judge, not liveness's (flock would fail too) */
+		x->outcome = XO_PASS;
+		x->inv = -1;
+	}
+	if (x->outcome == XO_FAIL && x->inv == INV_NO_LIVELOCK) { /* the loop's length, for the story */
+		struct check_example *e = &x->res.inv[INV_NO_LIVELOCK].ex[0];
+		unsigned p = x_livelock_period(ex, x, (unsigned)e->worker[0], (size_t)e->seq[1]);
+		size_t l = strlen(e->text);
+		snprintf(e->text + l, sizeof e->text - l, ", repeating every %u step%s", p, p == 1 ? "" : "s");
+	}
 }
 
 /* ---- the explorer's own setup ---- */

@@ -58,16 +58,27 @@ static const char explore_usage[] =
 	"      --schedules N        stop after N schedules (default 20000; dfs: until exhausted)\n"
 	"      --time-budget D      stop after D of wall time (default 60s)\n"
 	"      --all                go on after a failure; report each distinct one (default: stop)\n"
-	"      --max-stalls N       stalls per schedule (default 1)\n"
-	"      --max-crashes N      crashes per schedule (default 1)\n"
+	"      --max-faults K=N[,K=N..]  faults of each kind per schedule (0 turns one off; `all=N`\n"
+	"                           sets every kind): stall, crash, errno (an fs call fails: EPERM,\n"
+	"                           EACCES, ENOSPC, ENOENT at mkdir, ...), short-write (10 bytes land,\n"
+	"                           then ENOSPC), split-write (10 bytes land, the writer pauses, the\n"
+	"                           rest lands later), pid-reuse (a dead holder's pid answers alive),\n"
+	"                           pid-dead (a live holder's pid answers ESRCH), sweep (the empty\n"
+	"                           folders beside the lock are removed), skew (a worker's clock runs\n"
+	"                           +-K stale ages off), coarse-mtime (its stat sees 2 s steps),\n"
+	"                           other-host (it plays a second machine).  Default 1 of each\n"
+	"                           (dfs: stall and crash only, unless this option is given)\n"
+	"      --max-stalls N       the same as --max-faults stall=N\n"
+	"      --max-crashes N      the same as --max-faults crash=N\n"
 	"      --stall K[,K..]      a stall moves the clock K x the stale age; several: the strategy\n"
-	"                           picks one per stall (default 1.5)\n"
+	"                           picks one per stall (default 0.5,1.5: below and above the stale\n"
+	"                           age); a skew is one of them ahead or behind\n"
 	"      --pauses             a stall may also be a pause: the worker is descheduled while the\n"
 	"                           others go on through the times in between (the clock moves with\n"
 	"                           their sleeps), instead of the clock jumping for all at once\n"
 	"      --points             every protocol point is a decision too, so a stall or a crash can\n"
 	"                           land between a step and the decision taken from it (slower)\n"
-	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
+	"      --max-steps N        steps per schedule before it is cut off and judged (default 20000)\n"
 	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
 	"                           no-lost-writes to find a lost write where a double holder comes first\n"
 	"      --no-shrink          save failures as found\n"
@@ -111,9 +122,12 @@ void xcfg_defaults(struct xcfg *c)
 	c->budget_ms = 60000;
 	c->max_stalls = 1;
 	c->max_crashes = 1;
-	c->max_steps = 2000;
-	c->stallv[0] = 1.5;
-	c->nstallv = 1;
+	c->max_steps = 20000; /* a volter waiter polls 25 ms for 10 s: 400 rounds of a few steps */
+	c->stallv[0] = 1.5; /* first: a file that names stall 1.5 as its only multiple reads the same */
+	c->stallv[1] = 0.5;
+	c->nstallv = 2;
+	for (int k = XK_ERRNO; k < XK__COUNT; k++)
+		c->maxf[k] = 1;
 	snprintf(c->outdir, sizeof c->outdir, "explore-out");
 	mfs_pers_default(&c->fs);
 }
@@ -194,6 +208,36 @@ static int parse_stalls(struct xcfg *c, const char *list, char *why, size_t len)
 }
 
 /* 0 ok, 1 --help printed, -1 bad usage (why). */
+/* --max-faults errno=1,short-write=0,...; stall= and crash= are --max-stalls and --max-crashes. */
+static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t len)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", arg);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		uint64_t v;
+		if (!eq || parse_uint(eq + 1, 0, 16, &v))
+			return runcfg_fail(why, len, "--max-faults %s: want KIND=N (N from 0 to 16), e.g. errno=1,sweep=0", arg);
+		*eq = '\0';
+		int k = strcmp(t, "all") ? x_kind_parse(t) : XK__COUNT;
+		if (k < 0 || k == XK_RUN || k == XK_PAUSE) {
+			return runcfg_fail(why, len, "--max-faults: unknown kind '%s' (known: all, stall, crash, errno, short-write, "
+				     "split-write, pid-reuse, pid-dead, sweep, skew, coarse-mtime, other-host)", t);
+		}
+		for (int j = k == XK__COUNT ? 0 : k; j < (k == XK__COUNT ? XK__COUNT : k + 1); j++) {
+			if (j == XK_STALL)
+				c->max_stalls = (unsigned)v;
+			else if (j == XK_CRASH)
+				c->max_crashes = (unsigned)v;
+			else if (j >= XK_ERRNO)
+				c->maxf[j] = (unsigned)v;
+		}
+	}
+	c->maxf_set = 1;
+	return 0;
+}
+
 int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 {
 	static const struct option longopts[] = {
@@ -209,6 +253,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "max-stalls", required_argument, NULL, OPT_MAX_STALLS },
 		{ "max-crashes", required_argument, NULL, OPT_MAX_CRASHES },
+		{ "max-faults", required_argument, NULL, OPT_MAX_FAULTS },
 		{ "stall", required_argument, NULL, OPT_STALL },
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 		{ "no-shrink", no_argument, NULL, OPT_NO_SHRINK },
@@ -296,6 +341,10 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 				return runcfg_fail(why, len, "--max-crashes %s: want 0 to 16", optarg);
 			c->max_crashes = (unsigned)v;
 			break;
+		case OPT_MAX_FAULTS:
+			if (parse_max_faults(c, optarg, why, len))
+				return -1;
+			break;
 		case OPT_STALL:
 			if (parse_stalls(c, optarg, why, len))
 				return -1;
@@ -360,6 +409,9 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		return runcfg_fail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
 	if (c->strategy == XS_DFS && !saw_schedules)
 		c->schedules = 0;
+	if (c->strategy == XS_DFS && !c->maxf_set) /* every kind is a branch: the bounded space would explode */
+		for (int k = XK_ERRNO; k < XK__COUNT; k++)
+			c->maxf[k] = 0;
 	struct stat st;
 	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
 		return runcfg_fail(why, len, "--dir %s: not a directory", c->dir);
@@ -383,6 +435,10 @@ void say_config(const struct xcfg *c)
 	fprintf(stderr, ", seed %llu, stalls <= %u (", (unsigned long long)c->run.seed, c->max_stalls);
 	for (unsigned i = 0; i < c->nstallv; i++)
 		fprintf(stderr, "%s%.3g", i ? " or " : "", c->stallv[i]);
-	fprintf(stderr, " x stale), crashes <= %u\n", c->max_crashes);
+	fprintf(stderr, " x stale), crashes <= %u", c->max_crashes);
+	for (int k = XK_ERRNO; k < XK__COUNT; k++)
+		if (c->maxf[k])
+			fprintf(stderr, ", %s <= %u", kind_names[k], c->maxf[k]);
+	fprintf(stderr, "\n");
 }
 

@@ -187,9 +187,13 @@ static int fsx_enter_slow(enum fsx_op op, const char *path)
 		return 0;
 	if (fsx_calls)
 		count_call(op);
-	if (fsx_sched && !compound)
+	if (fsx_sched && !compound) {
+		fsx_short_write_left = -1; /* a short write chosen for a pwrite is not the next step's */
 		sched_step(op, path, step_path2);
+	}
 	step_path2 = NULL;
+	if (fsx_sched && sched_xf.kind) /* a fault the explorer chose for this step */
+		return fsx_xf_apply(op);
 	return faults_on && op_mask[op] ? fsx_fault_act(fsx_op_point(op), path) : 0;
 }
 
@@ -510,9 +514,10 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
 	if (fsx_sched) /* explore: no one can stamp a ctime; the virtual mtime stands in (real ones would make replays differ) */
 		st->ctime_ns = st->mtime_ns;
-	if (coarse_ns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
-		st->mtime_ns -= st->mtime_ns % coarse_ns;
-		st->ctime_ns -= st->ctime_ns % coarse_ns;
+	int64_t cns = coarse_ns ? coarse_ns : fsx_sched ? sched_coarse_ms() * 1000000LL : 0;
+	if (cns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
+		st->mtime_ns -= st->mtime_ns % cns;
+		st->ctime_ns -= st->ctime_ns % cns;
 	}
 	st->btime_ns = (sx->stx_mask & STATX_BTIME)
 		? (int64_t)sx->stx_btime.tv_sec * 1000000000LL + sx->stx_btime.tv_nsec : 0;
@@ -735,6 +740,12 @@ again:
 		p += r;
 		len -= (size_t)r;
 	}
+	if (rest && !err && fsx_sched) { /* explore: the rest is a step of its own */
+		fsx_xf_rest(fd, path_of(fd));
+		len = rest;
+		rest = 0;
+		goto again;
+	}
 	if (rest && !err) {
 		/* the write loop's second write(2), late: a stall the watchdog excuses */
 		struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
@@ -817,6 +828,8 @@ int fsx_ftruncate(int fd, off_t len)
 
 int fsx_hostname(char *buf, size_t len)
 {
+	if (fsx_bound && fsx_sched && sched_other_host())
+		return fsx_xf_other_host(buf, len);
 	if (fsx_bound && fsx_cur.hostname) {
 		if (strlen(fsx_cur.hostname) >= len) {
 			errno = ENAMETOOLONG;
@@ -877,13 +890,13 @@ int fsx_flock(int fd, int op)
 
 int fsx_pid_alive(pid_t pid)
 {
-	int inj = fsx_enter(FSX_KILL, NULL);
+	int inj = fsx_enter(FSX_KILL, fsx_sched ? fsx_xf_pid_name(pid) : NULL);
 	int r, err;
 	if (inj) {
 		r = -1;
 		err = inj;
 	} else if (fsx_sched) { /* pids are the workers' virtual ones; any other is gone */
-		r = sched_pid_alive(pid) == 1 ? 0 : -1;
+		r = fsx_xf_pid_answer(sched_pid_alive(pid) == 1 ? 0 : -1);
 		err = r ? ESRCH : 0;
 	} else {
 		r = kill(pid, 0);
@@ -918,7 +931,7 @@ int64_t fsx_now_ms(void)
 {
 	counts[FSX_NOW]++;
 	if (fsx_sched)
-		return sched_now_ms();
+		return sched_now_ms() + sched_skew_ms();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + skew_ms;
