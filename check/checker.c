@@ -366,7 +366,8 @@ static void ck_by_revision(struct ck *c)
 {
 	const struct check_input *in = c->in;
 	struct check_result *out = c->out;
-	if (!in->proto_of)
+	const char *const *rev_of = in->rev_of ? in->rev_of : in->proto_of;
+	if (!rev_of)
 		return;
 	int *slot = calloc(in->workers ? in->workers : 1, sizeof *slot);
 	if (!slot)
@@ -374,14 +375,14 @@ static void ck_by_revision(struct ck *c)
 	for (unsigned w = 0; w < in->workers; w++) {
 		unsigned k;
 		for (k = 0; k < out->nrev; k++)
-			if (!strcmp(out->rev[k].name, in->proto_of[w]))
+			if (!strcmp(out->rev[k].name, rev_of[w]))
 				break;
 		if (k == out->nrev) {
 			if (out->nrev == CHECK_MAX_REVS) {
 				slot[w] = -1;
 				continue;
 			}
-			out->rev[out->nrev++].name = in->proto_of[w];
+			out->rev[out->nrev++].name = rev_of[w];
 		}
 		slot[w] = (int)k;
 		out->rev[k].workers++;

@@ -169,7 +169,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.proto = cfg->proto[slot],
 		.pvals = cfg->pvals[slot],
 		.workload = cfg->workload,
-		.wparam = cfg->wvals,
+		.wparam = cfg_wparam(cfg, id),
 		.state_file = sv->state_file,
 		.arena = sv->arena,
 		.journal_path = jpath,
