@@ -112,7 +112,7 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 	unsigned slot = cfg_proto_slot(&cfg->run, id);
 	struct worker_spec sp = {
 		.id = id,
-		.pid = SCHED_VPID_BASE + (int)id,
+		.pid = SCHED_VPID_BASE + (int)cfg_pid_worker(&cfg->run, id),
 		.workers = ex->s->n,
 		.seed = cfg->run.seed,
 		.proto = cfg->run.proto[slot],
@@ -123,7 +123,7 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 		.arena = ex->arena,
 		.jmem = &ex->s->jmem,
 		.ops = ex->s->ops[id],
-		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s },
+		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)cfg_pid_worker(&cfg->run, id), .sched = ex->s },
 	};
 	if (worker_run(&sp) != 0)
 		_exit(3);

@@ -367,9 +367,16 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 void say_config(const struct xcfg *c)
 {
 	fprintf(stderr, "lockstorm explore: ");
-	for (unsigned i = 0; i < c->run.nproto; i++)
+	unsigned given = c->run.nproto_given ? c->run.nproto_given : c->run.nproto;
+	for (unsigned i = 0; i < given; i++)
 		fprintf(stderr, "%s%s", i ? "," : "", c->run.proto[i]->name);
-	fprintf(stderr, " / %s, %u workers x %u ops, strategy ", c->run.workload->name, c->run.workers, c->ops);
+	fprintf(stderr, " / %s, %u workers x %u ops", c->run.workload->name, c->run.workers, c->ops);
+	if (given < c->run.nproto) { /* --param lists: the workers' revisions */
+		for (unsigned w = 0; w < c->run.workers && w < c->run.nproto; w++)
+			fprintf(stderr, "%s w%u %s", w ? "," : " (", w, cfg_slot_label(&c->run, w));
+		fprintf(stderr, "%s)", c->run.workers > c->run.nproto ? ", .." : "");
+	}
+	fprintf(stderr, ", strategy ");
 	if (c->strategy == XS_RANDOM)
 		fprintf(stderr, "random");
 	else if (c->strategy == XS_PCT)

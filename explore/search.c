@@ -105,6 +105,19 @@ void explore_junit(const struct xcfg *cfg, const struct found *found, size_t nfo
 static void revisions_print(FILE *out, const struct explorer *ex, const struct xexec *x, json_t *cj)
 {
 	const struct run_config *r = &ex->cfg->run;
+	if (r->instances > 1) { /* --param instances=N: which workers are one process */
+		json_t *pa = json_array();
+		fprintf(out, "  processes:");
+		for (unsigned w = 0; w < x->sh.n; w++) {
+			unsigned first = cfg_pid_worker(r, w);
+			if (first == w)
+				fprintf(out, "%s pid %d =", w ? ";" : "", SCHED_VPID_BASE + (int)first);
+			fprintf(out, " w%u", w);
+			json_array_append_new(pa, json_integer(SCHED_VPID_BASE + (int)first));
+		}
+		fprintf(out, " (module instances of one process share its pid)\n");
+		json_object_set_new(cj, "pid_of_worker", pa);
+	}
 	if (r->nproto < 2)
 		return;
 	json_t *a = json_array();

@@ -76,6 +76,9 @@ struct lock {
  * only to be reclaimed once it is stale_ms old (the checker's liveness waits
  * that long before it blames a waiter's time-out on the dead holder). */
 #define LOCK_DEAD_AT_ONCE 0x4u
+/* Its state is per module instance (volter): two instances in one process
+ * are two holders with one pid (--param instances=2, workloads/config.h). */
+#define LOCK_PER_INSTANCE 0x8u
 
 struct lock_ops {
 	const char *name;    /* "mkdir-owner" */

@@ -179,7 +179,8 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 			.faults = &cfg->faults,
 			.fstate = &sv->fstates[id],
 			.trace = cfg->trace,
-			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
+			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander
+			       : cfg_pid_worker(cfg, id) != id ? sv->slot[cfg_pid_worker(cfg, id)].pid : 0, /* instances */
 		},
 	};
 	_exit(worker_run(&sp) == 0 ? 0 : 3);

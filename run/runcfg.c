@@ -355,7 +355,7 @@ int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
 	unsigned char used[CFG_MAX_KV] = { 0 };
 	static char store[CFG_MAX_KV][256]; /* a slot's picks of --param lists (workloads/variants.c) */
 	const char *kv[CFG_MAX_KV];
-	if (cfg_slots_expand(cfg, why, len))
+	if (cfg_slots_expand(cfg, why, len) || cfg_instances(cfg, used, why, len))
 		return -1;
 	for (unsigned i = 0; i < cfg->nproto; i++)
 		if (cfg_slot_kv(cfg, i, store, kv, why, len) ||
