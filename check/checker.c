@@ -379,7 +379,8 @@ static void ck_by_revision(struct ck *c, const struct ck_count *count)
 {
 	const struct check_input *in = c->in;
 	struct check_result *out = c->out;
-	if (!in->proto_of || !count)
+	const char *const *rev_of = in->rev_of ? in->rev_of : in->proto_of;
+	if (!rev_of || !count)
 		return;
 	int *slot = calloc(in->workers ? in->workers : 1, sizeof *slot);
 	if (!slot)
@@ -388,14 +389,14 @@ static void ck_by_revision(struct ck *c, const struct ck_count *count)
 	for (unsigned w = 0; w < in->workers; w++) {
 		unsigned k;
 		for (k = 0; k < out->nrev; k++)
-			if (!strcmp(out->rev[k].name, in->proto_of[w]))
+			if (!strcmp(out->rev[k].name, rev_of[w]))
 				break;
 		if (k == out->nrev) {
 			if (out->nrev == CHECK_MAX_REVS) {
 				slot[w] = -1;
 				continue;
 			}
-			out->rev[out->nrev++].name = in->proto_of[w];
+			out->rev[out->nrev++].name = rev_of[w];
 		}
 		slot[w] = (int)k;
 		struct check_rev *v = &out->rev[k];

@@ -52,6 +52,8 @@ struct check_input {
 	const int64_t *budget_ms; /* per worker: the protocol's wait budget (scaled) */
 	const char *const *proto_of; /* per worker: protocol name (for examples and its declared
 	                              * flags, see protocols/lock.h); may be NULL */
+	const char *const *rev_of;   /* per worker: its revision for the figures by revision
+	                              * ("flock rev=legacy", a --param list); NULL: proto_of */
 	int64_t clock_jump_ms;    /* explore (virtual time): the execution's stalls, which move every
 	                           * worker's clock; budgets above stay the protocol's own; 0 in run */
 	int check_state;          /* the workload keeps a state file (update) */

@@ -114,18 +114,18 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 	unsigned slot = cfg_proto_slot(&cfg->run, id);
 	struct worker_spec sp = {
 		.id = id,
-		.pid = SCHED_VPID_BASE + (int)id,
+		.pid = SCHED_VPID_BASE + (int)cfg_pid_worker(&cfg->run, id),
 		.workers = ex->s->n,
 		.seed = cfg->run.seed,
 		.proto = cfg->run.proto[slot],
 		.pvals = cfg->run.pvals[slot],
 		.workload = cfg->run.workload,
-		.wparam = cfg->run.wvals,
+		.wparam = cfg_wparam(&cfg->run, id),
 		.state_file = ex->state_file,
 		.arena = ex->arena,
 		.jmem = &ex->s->jmem,
 		.ops = ex->s->ops[id],
-		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s },
+		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)cfg_pid_worker(&cfg->run, id), .sched = ex->s },
 	};
 	if (worker_run(&sp) != 0)
 		_exit(3);
@@ -507,6 +507,7 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.stale_ms = ex->stale_ms,
 		.budget_ms = ex->budget_ms,
 		.proto_of = ex->proto_of,
+		.rev_of = ex->rev_of,
 		.clock_jump_ms = x->stall_ms, /* a stall moves everyone's clock: it is not their wait */
 		.check_state = (f & WL_CHECK_STATE) != 0,
 		.check_seq = (f & WL_CHECK_SEQ) != 0,
@@ -602,6 +603,7 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 		ex->budget_ms[i] = lk.ops->wait_budget_ms(&lk);
 		ex->stall_base[i] = worker_stale_ms(&lk);
 		ex->proto_of[i] = lk.ops->name;
+		ex->rev_of[i] = cfg_slot_label(&cfg->run, i);
 	}
 	return 0;
 }

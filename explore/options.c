@@ -54,7 +54,10 @@ static const char explore_usage[] =
 	"      --param K=V          a protocol or workload parameter (real time: no --time-scale)\n"
 	"  -s, --seed S             seed of the search and of the workers' names and tokens (default 1)\n"
 	"      --strategy S         random (default) | pct:d=N (PCT, bug depth N, default 3) |\n"
-	"                           dfs:preempt=N (every schedule with at most N preemptions)\n"
+	"                           dfs:preempt=N (every schedule with at most N preemptions) |\n"
+	"                           guided (keep schedules that reach new coverage, mutate them)\n"
+	"  -j, --jobs N             N explorer processes (one per core; default 1), each taking every\n"
+	"                           Nth schedule; their findings merged (random, pct, guided)\n"
 	"      --schedules N        stop after N schedules (default 20000; dfs: until exhausted)\n"
 	"      --time-budget D      stop after D of wall time (default 60s)\n"
 	"      --all                go on after a failure; report each distinct one (default: stop)\n"
@@ -115,6 +118,7 @@ void xcfg_defaults(struct xcfg *c)
 	c->run.time_scale = 1.0;
 	c->run.duration_ms = 0;
 	c->ops = 2;
+	c->jobs = 1;
 	c->strategy = XS_RANDOM;
 	c->pct_d = 3;
 	c->preempt = 2;
@@ -144,6 +148,8 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 			return runcfg_fail(why, len, "--strategy %s: want pct:d=N with N from 1 to 15", s);
 		c->strategy = XS_PCT;
 		c->pct_d = (unsigned)v;
+	} else if (!strcmp(s, "guided")) {
+		c->strategy = XS_GUIDED;
 	} else if (!strcmp(s, "dfs")) {
 		c->strategy = XS_DFS;
 	} else if (!strncmp(s, "dfs:preempt=", 12)) {
@@ -152,7 +158,7 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 		c->strategy = XS_DFS;
 		c->preempt = (unsigned)v;
 	} else {
-		return runcfg_fail(why, len, "--strategy %s: want random, pct:d=N or dfs:preempt=N", s);
+		return runcfg_fail(why, len, "--strategy %s: want random, pct:d=N, dfs:preempt=N or guided", s);
 	}
 	return 0;
 }
@@ -268,6 +274,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		{ "fs", required_argument, NULL, OPT_FS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -275,7 +282,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 	optind = 1;
 	opterr = 0;
 	int ch;
-	while ((ch = getopt_long(argc, argv, ":p:w:n:s:o:qvh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":p:w:n:s:o:j:qvh", longopts, NULL)) != -1) {
 		uint64_t v;
 		switch (ch) {
 		case 'p':
@@ -386,6 +393,11 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 				return runcfg_fail(why, len, "--dir: path too long");
 			snprintf(c->dir, sizeof c->dir, "%s", optarg);
 			break;
+		case 'j':
+			if (parse_uint(optarg, 1, 64, &v))
+				return runcfg_fail(why, len, "-j %s: want 1 to 64 explorer processes", optarg);
+			c->jobs = (unsigned)v;
+			break;
 		case 'q':
 			c->quiet = 1;
 			break;
@@ -412,6 +424,8 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 	if (c->strategy == XS_DFS && !c->maxf_set) /* every kind is a branch: the bounded space would explode */
 		for (int k = XK_ERRNO; k < XK__COUNT; k++)
 			c->maxf[k] = 0;
+	if (c->jobs > 1 && c->strategy == XS_DFS)
+		return runcfg_fail(why, len, "-j %u: dfs is one search tree; use random, pct or guided with -j", c->jobs);
 	struct stat st;
 	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
 		return runcfg_fail(why, len, "--dir %s: not a directory", c->dir);
@@ -423,13 +437,22 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 void say_config(const struct xcfg *c)
 {
 	fprintf(stderr, "lockstorm explore: ");
-	for (unsigned i = 0; i < c->run.nproto; i++)
+	unsigned given = c->run.nproto_given ? c->run.nproto_given : c->run.nproto;
+	for (unsigned i = 0; i < given; i++)
 		fprintf(stderr, "%s%s", i ? "," : "", c->run.proto[i]->name);
-	fprintf(stderr, " / %s, %u workers x %u ops, strategy ", c->run.workload->name, c->run.workers, c->ops);
+	fprintf(stderr, " / %s, %u workers x %u ops", c->run.workload->name, c->run.workers, c->ops);
+	if (given < c->run.nproto) { /* --param lists: the workers' revisions */
+		for (unsigned w = 0; w < c->run.workers && w < c->run.nproto; w++)
+			fprintf(stderr, "%s w%u %s", w ? "," : " (", w, cfg_slot_label(&c->run, w));
+		fprintf(stderr, "%s)", c->run.workers > c->run.nproto ? ", .." : "");
+	}
+	fprintf(stderr, ", strategy ");
 	if (c->strategy == XS_RANDOM)
 		fprintf(stderr, "random");
 	else if (c->strategy == XS_PCT)
 		fprintf(stderr, "pct:d=%u", c->pct_d);
+	else if (c->strategy == XS_GUIDED)
+		fprintf(stderr, "guided");
 	else
 		fprintf(stderr, "dfs:preempt=%u", c->preempt);
 	fprintf(stderr, ", seed %llu, stalls <= %u (", (unsigned long long)c->run.seed, c->max_stalls);

@@ -248,7 +248,7 @@ int x_rerun(struct explorer *ex, struct xexec *x)
 
 static uint32_t x_mean_decisions(const struct explorer *ex)
 {
-	return ex->execs ? (uint32_t)((ex->dsum + ex->execs - 1) / ex->execs) : 0;
+	return ex->cal_execs ? (uint32_t)((ex->cal_dsum + ex->cal_execs - 1) / ex->cal_execs) : 0;
 }
 
 /* Schedule number K of the search (random and PCT draw from (seed, K)). */
@@ -264,9 +264,11 @@ int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *s
 		memset(&st->pct, 0, sizeof st->pct);
 		st->pct.d = cfg->pct_d;
 		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
-		pct_begin(&st->pct, sh->n, ex->kest, x_mean_decisions(ex), cfg, k);
+		pct_begin(&st->pct, sh->n, ex->cal_kest, x_mean_decisions(ex), cfg, k);
 		return x_exec(ex, sh, choose_pct, &st->pct, x);
 	}
+	if (cfg->strategy == XS_GUIDED)
+		return guided_run(ex, cfg, st->guided, sh, k, x);
 	return x_exec(ex, sh, choose_dfs, &st->dfs, x);
 }
 

@@ -40,8 +40,9 @@
 #define X_QUIET_TIMEOUT_MS 10000        /* real time one step may take before we call it hung */
 #define X_SHRINK_MAX 4000               /* executions the shrinker may spend */
 #define X_PAIRS 65536                   /* coverage: distinct step pairs remembered */
+#define X_CALIBRATE 32                  /* schedules the strategies' scale is taken from */
 
-enum { XS_RANDOM, XS_PCT, XS_DFS };
+enum { XS_RANDOM, XS_PCT, XS_DFS, XS_GUIDED };
 enum { XO_PASS, XO_FAIL, XO_BOUND, XO_HARNESS };
 
 /* How many workers, and how many operations each one runs. */
@@ -73,6 +74,7 @@ struct xcfg {
 	int no_pin;              /* --no-pin: leave the CPU affinity alone */
 	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
 	struct mfs_pers fs;      /* --fs: the modelled file system's personality, or real */
+	unsigned jobs, part;     /* -j N: N explorer processes; this one takes schedules part, part+N, .. */
 };
 
 /* One line of an execution: a granted step, a stall or a crash. */
@@ -136,11 +138,17 @@ struct explorer {
 	int64_t budget_ms[SCHED_MAX_WORKERS];
 	int64_t stall_base[SCHED_MAX_WORKERS]; /* what "1 stale" is for a stall */
 	const char *proto_of[SCHED_MAX_WORKERS];
+	const char *rev_of[SCHED_MAX_WORKERS];  /* its slot's label: "flock rev=legacy" */
 	uint64_t *pairs;         /* coverage: ordered step pairs across workers (hash set) */
 	size_t npairs;
 	uint64_t execs, steps;
 	uint32_t kest;           /* decisions one execution makes (largest seen) */
 	uint64_t dsum;           /* decisions over all executions, for the mean */
+	/* What random, PCT and guided scale their draws by: the decisions of the
+	 * search's schedules numbered below X_CALIBRATE only (search.c), so that
+	 * schedule K's draws are a function of (seed, K) and -j N runs -j 1's schedules */
+	uint64_t cal_execs, cal_dsum;
+	uint32_t cal_kest;
 	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
@@ -192,7 +200,41 @@ struct strategy {
 	struct xrandom rnd;
 	struct xpct pct;
 	struct xdfs dfs;
+	struct xguided *guided;  /* XS_GUIDED */
 };
+
+/* guided.c: --strategy guided (coverage-guided mutation of schedules).
+ * guided_learn after each schedule (and cover): keeps X when it reached a new
+ * abstract state or NEW_PAIRS (new step pairs); 1 when kept.  guided_mutate
+ * (for tests): DEV mutated STACK times into the plan guided_plan returns. */
+struct xguided;
+struct xguided *guided_new(void);
+void guided_free(struct xguided *g);
+size_t guided_corpus_size(const struct xguided *g);
+void guided_seed(struct xguided *g, uint64_t seed, uint64_t k); /* the draws of schedule K */
+int guided_run(struct explorer *ex, const struct xcfg *cfg, struct xguided *g, const struct xshape *sh,
+	       uint64_t k, struct xexec *x);
+int guided_learn(struct xguided *g, const struct explorer *ex, const struct xexec *x, int new_pairs); /* ex may be NULL */
+int guided_mutate(struct xguided *g, const struct xchoice *dev, size_t ndev, const struct xchoice *other,
+		  size_t nother, unsigned workers, uint32_t span, unsigned nstallv, unsigned stack);
+const struct xchoice *guided_plan(const struct xguided *g, size_t *n);
+
+/* parallel.c: -j N, one explorer process per core (docs/explore.md). */
+int parallel_explore(struct xcfg *cfg);
+
+/* search.c: one distinct failure; the search (explore_search: one process's,
+ * with cfg->jobs/part its share of -j); explore_junit writes --junit. */
+struct found {
+	uint64_t sig;
+	char file[PATH_MAX + 32];
+	int inv;
+	size_t story_steps;
+	uint64_t sched;          /* the schedule it was found in (1-based, over all of -j) */
+	char *text;              /* -j child: its story as printed (malloc'd) */
+};
+int explore_search(const struct xcfg *cfg);
+void explore_junit(const struct xcfg *cfg, const struct found *found, size_t nfound, int rc, double elapsed);
+const char *strategy_name(int strategy);
 
 extern volatile sig_atomic_t x_interrupted; /* SIGINT/SIGTERM: stop searching and shrinking */
 

@@ -178,7 +178,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.proto = cfg->proto[slot],
 		.pvals = cfg->pvals[slot],
 		.workload = cfg->workload,
-		.wparam = cfg->wvals,
+		.wparam = cfg_wparam(cfg, id),
 		.state_file = sv->state_file,
 		.arena = sv->arena,
 		.journal_path = jpath,
@@ -188,7 +188,8 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 			.faults = &cfg->faults,
 			.fstate = &sv->fstates[id],
 			.trace = cfg->trace,
-			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
+			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander
+			       : cfg_pid_worker(cfg, id) != id ? sv->slot[cfg_pid_worker(cfg, id)].pid : 0, /* instances */
 			.dev = sv->netfs_dev,
 		},
 	};

@@ -185,10 +185,11 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 	int64_t *stale = calloc(cfg->workers, sizeof *stale);
 	int64_t *budget = calloc(cfg->workers, sizeof *budget);
 	const char **proto_of = calloc(cfg->workers, sizeof *proto_of);
+	const char **rev_of = calloc(cfg->workers, sizeof *rev_of);
 	char *final = NULL, *snap = NULL;
 	size_t final_len = 0, snap_len = 0;
 	int rc = -1;
-	if (!stale || !budget || !proto_of) {
+	if (!stale || !budget || !proto_of || !rev_of) {
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
@@ -196,6 +197,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		stale[i] = runcfg_stale_ms(cfg, i);
 		budget[i] = runcfg_budget_ms(cfg, i);
 		proto_of[i] = cfg->proto[cfg_proto_slot(cfg, i)]->name;
+		rev_of[i] = cfg_slot_label(cfg, i);
 	}
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/final-state.json", outdir);
@@ -212,6 +214,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		.stale_ms = stale,
 		.budget_ms = budget,
 		.proto_of = proto_of,
+		.rev_of = rev_of,
 		.check_state = (cfg->workload->flags & WL_CHECK_STATE) != 0,
 		.check_seq = (cfg->workload->flags & WL_CHECK_SEQ) != 0,
 		.check_stale_read = (cfg->workload->flags & WL_CHECK_STALE_READ) != 0,
@@ -237,6 +240,7 @@ out:
 	free(snap);
 	free(final);
 	free(proto_of);
+	free(rev_of);
 	free(budget);
 	free(stale);
 	free(rec);
