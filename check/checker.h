@@ -53,6 +53,7 @@ struct check_input {
 	const char *final_snapshot; /* check_seq: the snapshot file's bytes at the end; NULL if missing */
 	size_t final_snapshot_len;
 	size_t torn_bytes;        /* from the journal reader */
+	int strict;               /* --strict: judge strict-lease (a live holder taken over at all) */
 	const char *unjudgeable;  /* why these records cannot be judged (a damaged journal, a run
 				     that never ended), NULL if they can: the result is INCOMPLETE */
 };

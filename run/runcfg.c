@@ -72,6 +72,8 @@ void runcfg_usage(FILE *f)
 	      "                          K_ms=1500 is ms (the name says so), or give a unit: K_ms=1.5s\n"
 	      "  -s, --seed S            run seed, a decimal number: same seed, same fault decisions (default 1)\n"
 	      "      --respawn           restart a worker that crashed\n"
+	      "      --strict            also judge strict-lease: a live holder's lock taken over at all\n"
+	      "                          (past its stale age) by a protocol without a held() check\n"
 	      "      --dir DIR           work directory (default: a fresh one under $TMPDIR or /tmp, removed after)\n"
 	      "  -o, --out OUTDIR        keep journals, final state and report.json here\n"
 	      "      --json FILE         write the JSON report (schema lockstorm-report/1)\n"
@@ -153,7 +155,7 @@ int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, siz
 }
 
 enum {
-	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
+	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_STRICT, OPT_DIR, OPT_JSON,
 	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC, OPT_TRIAGE,
 };
 
@@ -171,6 +173,7 @@ const struct option runcfg_longopts[] = {
 	{ "param", required_argument, NULL, OPT_PARAM },
 	{ "seed", required_argument, NULL, 's' },
 	{ "respawn", no_argument, NULL, OPT_RESPAWN },
+	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "dir", required_argument, NULL, OPT_DIR },
 	{ "out", required_argument, NULL, 'o' },
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -276,6 +279,9 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		case OPT_RESPAWN:
 			cfg->respawn = 1;
 			break;
+		case OPT_STRICT:
+			cfg->strict = 1;
+			break;
 		case OPT_DIR:
 			if (strlen(optarg) >= sizeof cfg->workdir - 64)
 				return runcfg_fail(why, len, "--dir: path too long");
@@ -358,6 +364,14 @@ int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
 			return -1;
 	if (param_resolve(cfg->workload->params, cfg->wvals, cfg->kv, cfg->nkv, cfg->time_scale, used, why, len))
 		return -1;
+	/* the exact values the workers sleep and compare with (lk->us): the
+	 * origin's ratios at every scale; one that still rounds says so once */
+	for (unsigned i = 0; i < cfg->nproto; i++)
+		if (param_resolve_us(cfg->proto[i]->params, cfg->pvals_us[i], cfg->kv, cfg->nkv, cfg->time_scale,
+				     why, len))
+			return -1;
+	if (param_resolve_us(cfg->workload->params, cfg->wvals_us, cfg->kv, cfg->nkv, cfg->time_scale, why, len))
+		return -1;
 	for (unsigned k = 0; k < cfg->nkv; k++) {
 		if (used[k])
 			continue;
@@ -379,6 +393,7 @@ static void slot_lock(const struct run_config *cfg, unsigned worker, struct lock
 {
 	unsigned slot = cfg_proto_slot(cfg, worker);
 	lock_setup(lk, cfg->proto[slot], "/lockstorm/state.json", cfg->pvals[slot], worker, NULL);
+	lock_setup_exact(lk, cfg->pvals_us[slot]);
 }
 
 int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker)
@@ -439,6 +454,8 @@ int runcfg_save(const struct run_config *cfg, const char *path)
 	json_object_set_new(root, "params", params);
 	json_object_set_new(root, "faults", faults);
 	json_object_set_new(root, "respawn", json_boolean(cfg->respawn));
+	if (cfg->strict)
+		json_object_set_new(root, "strict", json_true());
 	if (cfg->exec_cmd[0])
 		json_object_set_new(root, "exec", json_string(cfg->exec_cmd));
 	int r = json_dump_file(root, path, JSON_INDENT(2));
@@ -560,6 +577,7 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 		goto out;
 	}
 	cfg->respawn = json_is_true(json_object_get(root, "respawn"));
+	cfg->strict = json_is_true(json_object_get(root, "strict"));
 	json_t *ex = json_object_get(root, "exec");
 	if (ex && (!json_is_string(ex) || json_string_length(ex) >= sizeof cfg->exec_cmd ||
 		   strlen(json_string_value(ex)) != json_string_length(ex))) {

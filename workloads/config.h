@@ -35,6 +35,8 @@ struct run_config {
 	/* resolved per protocol slot: */
 	int64_t pvals[CFG_MAX_PROTOS][LS_MAX_PARAMS];
 	int64_t wvals[LS_MAX_PARAMS];
+	int64_t pvals_us[CFG_MAX_PROTOS][LS_MAX_PARAMS]; /* the same, PU_MS in exact us (lk->us) */
+	int64_t wvals_us[LS_MAX_PARAMS];
 	struct fault_plan faults;
 	char workdir[PATH_MAX];
 	char outdir[PATH_MAX];
@@ -42,6 +44,7 @@ struct run_config {
 	char junit_path[PATH_MAX]; /* --junit FILE: JUnit XML, one testcase per invariant */
 	char exec_cmd[4096];    /* --exec CMD: the adapter of protocol "exec" (/bin/sh -c CMD) */
 	int respawn;
+	int strict;             /* --strict: judge strict-lease too */
 	int keep;
 	int quiet;
 	int verbose;
