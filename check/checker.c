@@ -225,6 +225,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		s->att_jump_ms = 0;
 		s->att_epoch = c->acq_epoch;
 		s->att_held = ck_occupied(c) > 0;
+		ck_attempt_begin_claims(c, w);
 		break;
 	case EV_ACQUIRED:
 		o->acquired++;
@@ -236,6 +237,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		o->busy++;
 		ck_orphan_wait(c, w, r);
 		ck_dead_wait(c, w, r);
+		ck_busy_nobody(c, w, r);
 		ck_attempt_end(c, w, r, "ended busy");
 		if (c->stretch_open) {
 			c->stretch_busy++;
@@ -247,6 +249,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_ACQUIRE_ERROR:
 		o->errors++;
+		ck_escaped(c, w, r);
 		ck_attempt_end(c, w, r, "ended in an error");
 		break;
 	case EV_READ:
@@ -295,7 +298,14 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_RELEASE_ERROR:
 		o->errors++;
+		ck_escaped(c, w, r);
 		ck_release_end(c, w, r);
+		break;
+	case EV_MUTEX_TAKE:
+		ck_mutex_take(c, w, r);
+		break;
+	case EV_MUTEX_DROP:
+		ck_mutex_drop(c, w, r);
 		break;
 	case EV_FAULT:
 		if (r->a == FK_CRASH) {
@@ -444,6 +454,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 
 	c.in = in;
 	c.out = out;
+	ck_claims_applicable(&c);
 	c.w = calloc(nw ? nw : 1, sizeof *c.w);
 	c.viol_by = calloc(nw ? nw : 1, sizeof *c.viol_by);
 	c.holders = calloc(nw ? nw : 1, sizeof *c.holders);

@@ -67,6 +67,7 @@ struct check_input {
 	const struct ck_step *steps; /* no-livelock (check/livelock.h): the explorer's steps, NULL: n/a */
 	size_t nsteps;
 	unsigned livelock_steps;  /* its limit; 0: 200 */
+	int strict;               /* --strict: judge strict-lease (a live holder taken over at all) */
 	const char *unjudgeable;  /* why these records cannot be judged (a damaged journal, a run
 				     that never ended), NULL if they can: the result is INCOMPLETE */
 };

@@ -10,6 +10,7 @@
  *   writes.c    no-lost-writes, serial-updates, state-intact
  *   seq.c       journal-seq
  *   reads.c     stale-read
+ *   claims.c    exclusion on a protocol's other mutexes, no-escaped-error, strict-lease
  */
 #ifndef LS_CK_H
 #define LS_CK_H
@@ -19,6 +20,7 @@
 
 #include "../core/journal.h"
 #include "hist.h"
+#include "../protocols/lock.h"
 #include "inv.h"
 
 struct check_input;
@@ -63,6 +65,13 @@ struct ck_worker {
 	int64_t att_jump_ms;    /* virtual time: other workers' stalls since it began (they move its clock) */
 	uint64_t att_epoch;     /* acquisitions counted when the attempt began */
 	int att_held;           /* some worker held the lock when it began */
+	int att_clear;          /* nobody held or occupied it and no lock object was there when it began */
+	uint64_t att_obj_epoch; /* lock objects made when it began */
+	/* secondary mutexes (EV_MUTEX_TAKE .. EV_MUTEX_DROP), by index */
+	uint8_t mx_held[LOCK_MAX_MUTEXES];
+	uint64_t mx_ns[LOCK_MAX_MUTEXES], mx_seq[LOCK_MAX_MUTEXES];
+	uint32_t mx_op[LOCK_MAX_MUTEXES];
+	int64_t mx_stale_us[LOCK_MAX_MUTEXES]; /* -1: never taken over */
 	/* update workload */
 	int has_read;
 	int64_t read_rev;
@@ -160,6 +169,7 @@ struct ck {
 	size_t orphans;
 	uint64_t orphan_since_seq;
 	uint64_t acq_epoch;
+	uint64_t obj_epoch;     /* lock objects made so far (no-escaped-error's busy rule) */
 	uint64_t *viol_by;      /* per worker: violations it is the first worker of */
 	/* throughput */
 	struct ck_samples wait, hold;
@@ -233,6 +243,17 @@ void ck_never_acquired(struct ck *c);
 /* orphan.c */
 void ck_objs_left(struct ck *c, unsigned w, const struct jrec *r);
 void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r);
+
+/* claims.c: what a protocol's ops table claims (lock.h) */
+const char *ck_mutex_name(const struct ck *c, unsigned w, unsigned index, char *buf, size_t len);
+void ck_attempt_begin_claims(struct ck *c, unsigned w);
+void ck_mutex_take(struct ck *c, unsigned w, const struct jrec *r);
+void ck_mutex_drop(struct ck *c, unsigned w, const struct jrec *r);
+void ck_mutex_gone(struct ck *c, unsigned w);
+void ck_escaped(struct ck *c, unsigned w, const struct jrec *r);
+void ck_busy_nobody(struct ck *c, unsigned w, const struct jrec *r);
+void ck_strict_lease(struct ck *c, unsigned w, const struct jrec *r, unsigned h, uint64_t age);
+void ck_claims_applicable(struct ck *c);
 
 /* writes.c */
 int ck_commit(struct ck *c, unsigned w, const struct jrec *r);

@@ -136,23 +136,26 @@ int ck_acquired(struct ck *c, unsigned w, const struct jrec *r)
 				hs->over_legal = 1;
 			c->out->reclaims++;
 			c->live--;
+			ck_strict_lease(c, w, r, h, age);
 			continue;
 		}
 		ck_stale_text(stale, st, sizeof st);
+		char nb[32];
+		const char *mx = ck_mutex_name(c, w, 0, nb, sizeof nb);
 		if (ck_proto(c, w) && ck_proto(c, h) && strcmp(ck_proto(c, w), ck_proto(c, h)) != 0)
 			ck_violation(c, INV_EXCLUSION, (int32_t)w, r->op, r->seq, (int32_t)h,
 				     hs->hold_op, hs->hold_seq,
-				     "w%u (%s) acquired (op %u, seq %llu) while w%u (%s) held since "
+				     "w%u (%s) acquired '%s' (op %u, seq %llu) while w%u (%s) held it since "
 				     "seq %llu (op %u, %.1f ms, %s)",
-				     w, ck_proto(c, w), r->op, (unsigned long long)r->seq, h,
+				     w, ck_proto(c, w), mx, r->op, (unsigned long long)r->seq, h,
 				     ck_proto(c, h), (unsigned long long)hs->hold_seq, hs->hold_op,
 				     ck_ms(age), st);
 		else
 			ck_violation(c, INV_EXCLUSION, (int32_t)w, r->op, r->seq, (int32_t)h,
 				     hs->hold_op, hs->hold_seq,
-				     "w%u acquired (op %u, seq %llu) while w%u held since seq %llu "
+				     "w%u acquired '%s' (op %u, seq %llu) while w%u held it since seq %llu "
 				     "(op %u, %.1f ms, %s)",
-				     w, r->op, (unsigned long long)r->seq, h,
+				     w, mx, r->op, (unsigned long long)r->seq, h,
 				     (unsigned long long)hs->hold_seq, hs->hold_op, ck_ms(age), st);
 	}
 

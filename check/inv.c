@@ -20,6 +20,8 @@ static const char *const check_inv_names[INV__COUNT] = {
 	[INV_NO_PHANTOM_RESULT] = "no-phantom-result",
 	[INV_NO_ORPHAN_LOCK] = "no-orphan-lock",
 	[INV_NO_LIVELOCK] = "no-livelock",
+	[INV_NO_ESCAPED_ERROR] = "no-escaped-error",
+	[INV_STRICT_LEASE] = "strict-lease",
 };
 
 const char *check_inv_name(enum inv_id id)
@@ -35,8 +37,9 @@ static const struct {
 	const char *means;
 	unsigned needs;
 } check_inv_info[INV__COUNT] = {
-	[INV_EXCLUSION] = { "no two workers hold the lock at once (acquired to release-begin), unless the "
-			    "earlier one had held it past the protocol's stale age (a legal reclaim)", 0 },
+	[INV_EXCLUSION] = { "no two workers hold the lock at once (acquired to release-begin), nor any other "
+			    "mutex the protocol declares (lockfile's .recovery: mutex-take to mutex-drop), "
+			    "unless the earlier one had held it past its stale age (a legal reclaim)", 0 },
 	[INV_ZOMBIE_WRITE] = { "no worker begins a commit after another took its lock over",
 			       WL_CHECK_STATE | WL_CHECK_STALE_READ },
 	[INV_NO_LOST_WRITES] = { "every commit a worker saw succeed is in the final state", WL_CHECK_STATE },
@@ -61,6 +64,11 @@ static const struct {
 				 "occupying the lock, waits its whole budget on it and gives up", 0 },
 	[INV_NO_LIVELOCK] = { "no worker takes more than 200 steps inside one op without a sleep or a change "
 			      "of the lock directory (judged on explore's steps; a schedule cut at --max-steps too)", 0 },
+	[INV_NO_ESCAPED_ERROR] = { "no error the protocol claims to absorb (its errno at its call, `list "
+				   "protocols`) reaches the caller; a protocol that claims busy means a live "
+				   "holder never gives up while nobody held, occupied or made a lock object", 0 },
+	[INV_STRICT_LEASE] = { "(--strict only) no live holder's lock is taken over at all, even past the "
+			       "stale age, unless its protocol has a held() check or a heartbeat", 0 },
 };
 
 const char *check_inv_means(enum inv_id id)

@@ -117,6 +117,7 @@ int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r)
 		c->objs = g;
 		c->capobjs = cap;
 	}
+	c->obj_epoch++;
 	c->objs[c->nobjs++] = (struct ck_obj){ r->a, (int32_t)w, 0, r->seq, r->ns, 0, 0 };
 	return 0;
 }
@@ -251,6 +252,7 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
 {
 	ck_orphan(c, w, r);
+	ck_mutex_gone(c, w);
 	ck_hold_end(c, w, r);
 	ck_release_end(c, w, r);
 	c->w[w].attempting = 0;

@@ -292,6 +292,7 @@ static int cmd_list(int argc, char **argv)
 			printf("%s\n  origin   %s\n  summary  %s\n", (*o)->name, (*o)->origin, (*o)->summary);
 			if ((*o)->claims && *(*o)->claims)
 				printf("  claims   %s\n", (*o)->claims);
+			lock_print_claims(stdout, *o);
 			printf("  params\n");
 			list_params((*o)->params);
 			printf("\n");

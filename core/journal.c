@@ -50,6 +50,8 @@ static const char *const journal_type_names[EV__COUNT] = {
 	[EV_LIVENESS] = "liveness",
 	[EV_STOP] = "stop",
 	[EV_READ_BEGIN] = "read-begin",
+	[EV_MUTEX_TAKE] = "mutex-take",
+	[EV_MUTEX_DROP] = "mutex-drop",
 };
 
 /* "unknown" for anything outside the enum, so it is always printable. */

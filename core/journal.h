@@ -55,6 +55,8 @@ enum ev_type {
 	EV_LIVENESS,       /* driver: watchdog fired. op: victim, a: last point hash, b: ms without progress, c: budget ms */
 	EV_STOP,           /* driver: stop flag raised (end of run) */
 	EV_READ_BEGIN,     /* a read starts (stale-read: writes finished before it bind it) */
+	EV_MUTEX_TAKE,     /* a secondary mutex taken (just after its step). a: its index in the protocol's mutexes, b: its stale age in us (-1: never reclaimed) */
+	EV_MUTEX_DROP,     /* a secondary mutex let go (just before its step). a: its index */
 	EV__COUNT
 };
 

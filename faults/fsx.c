@@ -197,8 +197,14 @@ static int fsx_enter_slow(enum fsx_op op, const char *path)
 	return faults_on && op_mask[op] ? fsx_fault_act(fsx_op_point(op), path) : 0;
 }
 
+static int last_fail_op = -1, last_fail_err; /* the last call that failed (no-escaped-error) */
+
 static inline void fsx_leave(enum fsx_op op, int r, int err)
 {
+	if (__builtin_expect(r < 0, 0)) {
+		last_fail_op = (int)op;
+		last_fail_err = err;
+	}
 	if (__builtin_expect(!fsx_fast[op], 0))
 		fsx_leave_slow(op, r, err);
 }
@@ -209,6 +215,24 @@ static int fsx_injected(enum fsx_op op, int err)
 	fsx_leave(op, -1, err);
 	errno = err;
 	return -1;
+}
+
+int fsx_failed_call(int err)
+{
+	return last_fail_err == err ? last_fail_op : -1;
+}
+
+void fsx_failure_clear(void)
+{
+	last_fail_op = -1;
+	last_fail_err = 0;
+}
+
+void fsx_mutex(unsigned index, int taken, int64_t stale_us)
+{
+	if (!fsx_bound)
+		return;
+	fsx_log_event(taken ? EV_MUTEX_TAKE : EV_MUTEX_DROP, 0, (int64_t)index, taken ? stale_us : 0, 0);
 }
 
 static void fsx_leave_slow(enum fsx_op op, int r, int err)
@@ -925,6 +949,35 @@ void fsx_sleep_ms(int64_t ms)
 			;
 	}
 	errno = saved;
+}
+
+void fsx_sleep_us(int64_t us)
+{
+	int saved = errno;
+	if (fsx_sched && !compound) { /* the virtual clock moves in whole ms here */
+		counts[FSX_SLEEP]++;
+		count_call(FSX_SLEEP);
+		sched_sleep(us > 0 ? (us + 999) / 1000 : 0);
+		errno = saved;
+		return;
+	}
+	(void)fsx_enter(FSX_SLEEP, NULL);
+	if (us > 0) {
+		struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+	errno = saved;
+}
+
+int64_t fsx_now_us(void)
+{
+	counts[FSX_NOW]++;
+	if (fsx_sched)
+		return sched_now_ms() * 1000;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + skew_ms * 1000;
 }
 
 int64_t fsx_now_ms(void)

@@ -74,6 +74,20 @@ int fsx_flock(int fd, int op);
 int fsx_pid_alive(pid_t pid);                 /* kill(pid, 0): EPERM counts as alive */
 void fsx_sleep_ms(int64_t ms);
 int64_t fsx_now_ms(void);                     /* wall clock ms, comparable with file times */
+/* The same in us, for constants scaled below a whole ms (--time-scale): a
+ * sleep of US us (explore: rounded up to the virtual clock's whole ms) and
+ * fsx_now_ms's clock in us. */
+void fsx_sleep_us(int64_t us);
+int64_t fsx_now_us(void);
+/* A protocol took (TAKEN 1: just after the step that took it) or lets go of
+ * (0: just before the step that removes it) its secondary mutex INDEX (its
+ * ops table's mutexes[]); STALE_US: after how long another may take it over
+ * (-1: never).  Journaled as EV_MUTEX_TAKE / EV_MUTEX_DROP; unbound: nothing. */
+void fsx_mutex(unsigned index, int taken, int64_t stale_us);
+/* The fsx op of the last call that failed with ERR since fsx_failure_clear
+ * (-1: none did): which call an error a protocol raised came from. */
+int fsx_failed_call(int err);
+void fsx_failure_clear(void);
 int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness bookkeeping) */
 /* A protocol step.  Name: "<proto>/<operation>/<before|after>-<label>".
  * The name must be static (a string literal or a static table entry): the

@@ -146,8 +146,13 @@ static int64_t fl_stale_ms(const struct lock *lk)
 
 static int64_t fl_wait_budget_ms(const struct lock *lk)
 {
-	return lk->param[FL_WAIT];
+	return param_us_to_ms(lk->us[FL_WAIT]);
 }
+
+static const struct lock_absorb fl_absorbs[] = {
+	{ LOCK_OP_ACQUIRE, FSX_FLOCK, EINTR, NULL, 0, "an interrupted LOCK_EX wait is retried" },
+	{ 0, 0, 0, NULL, 0, NULL },
+};
 
 const struct lock_ops flock_ops = {
 	.name = "flock",
@@ -159,7 +164,8 @@ const struct lock_ops flock_ops = {
 		  "so no invariant should ever fail under it.",
 	.params = fl_params,
 	.points = fl_points,
-	.flags = 0,
+	.flags = LOCK_BUSY_MEANS_HELD, /* it blocks in the kernel until the holder lets go */
+	.absorbs = fl_absorbs,
 	.init = fl_init,
 	.acquire = fl_acquire,
 	.held = fl_held,

@@ -23,7 +23,9 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "../core/point.h"
 #include "../core/prng.h"
 
 #ifdef __cplusplus
@@ -59,7 +61,11 @@ struct lock {
 	const struct lock_ops *ops;
 	char file[PATH_MAX];          /* the file the lock protects */
 	char path[PATH_MAX];          /* the lock object: <file>.lock */
-	int64_t param[LS_MAX_PARAMS]; /* resolved values, in ops->params order; PU_MS already scaled */
+	int64_t param[LS_MAX_PARAMS]; /* resolved values, in ops->params order; PU_MS already scaled,
+	                               * in whole ms (what reports, hooks and adapters see) */
+	int64_t us[LS_MAX_PARAMS];    /* the same, PU_MS in us: exact at any --time-scale, so the
+	                               * ratios are the origin's; the protocols sleep and compare
+	                               * with these (other units: as param[]) */
 	unsigned worker;
 	struct prng *rng;             /* the worker's stream (entry names, ...) */
 	int last_error;               /* errno of the last failed step, for reports */
@@ -69,7 +75,8 @@ struct lock {
 	} state;                      /* protocol's per-run state; see each protocol's struct */
 };
 
-#define LOCK_HAS_HELD 0x1u /* held() really checks (update writes only while it says 1) */
+#define LOCK_HAS_HELD 0x1u /* held() really checks (update writes only while it says 1); strict-lease
+                           * does not judge it: a reclaimed live holder is told */
 #define LOCK_EXTERNAL 0x2u /* an adapter process runs the lock (protocols/external.h): hooks never called */
 /* It claims to see a dead holder (asks whether the recorded pid lives) and
  * reclaims its lock at once; without it, a dead holder's lock is promised
@@ -79,6 +86,36 @@ struct lock {
 /* Its state is per module instance (volter): two instances in one process
  * are two holders with one pid (--param instances=2, workloads/config.h). */
 #define LOCK_PER_INSTANCE 0x8u
+/* It claims to wait only for a live holder: an acquire that ends busy says
+ * another process holds ("Could not lock", "Timed out waiting", EAGAIN).  A
+ * busy after a whole attempt in which nobody held, occupied or made any lock
+ * object is a broken claim (no-escaped-error; K-ML-3). */
+#define LOCK_BUSY_MEANS_HELD 0x10u
+
+/* A mutex the protocol takes.  Entry 0 is the lock itself (acquire to
+ * release: EV_ACQUIRED .. EV_RELEASE_BEGIN); every other one is taken inside
+ * acquire or release and journaled by the protocol (fsx_mutex:
+ * EV_MUTEX_TAKE just after the step that took it, EV_MUTEX_DROP just before
+ * the step that lets it go), so the checker judges exclusion on each. */
+struct lock_mutex {
+	const char *name; /* "lock", "recovery" */
+	const char *what; /* one line: the object and what it serialises */
+};
+#define LOCK_MAX_MUTEXES 4
+
+/* An error the protocol claims to absorb: ERR (0: any) failing CALL (an
+ * fsx op; -1: any call) inside OP never reaches the caller.  WHEN_PARAM
+ * (NULL: always) limits the claim to runs where that param is WHEN_VALUE
+ * (form=acquire, platform=win32). */
+enum lock_op_kind { LOCK_OP_ACQUIRE, LOCK_OP_RELEASE };
+struct lock_absorb {
+	enum lock_op_kind op;
+	int call;
+	int err;
+	const char *when_param;
+	int64_t when_value;
+	const char *claim; /* the origin's words */
+};
 
 struct lock_ops {
 	const char *name;    /* "mkdir-owner" */
@@ -88,6 +125,8 @@ struct lock_ops {
 	const struct param *params; /* terminated by a {NULL} entry */
 	const char *const *points;  /* every fsx_point name it uses, NULL-terminated */
 	unsigned flags;
+	const struct lock_mutex *mutexes;  /* {NULL}-terminated; entry 0 the lock; NULL: the lock only */
+	const struct lock_absorb *absorbs; /* {.claim = NULL}-terminated; NULL: no claim */
 	int (*init)(struct lock *lk);
 	int (*acquire)(struct lock *lk);
 	int (*held)(struct lock *lk);
@@ -95,6 +134,14 @@ struct lock_ops {
 	int64_t (*stale_ms)(const struct lock *lk);       /* age after which a holder may be reclaimed; LS_NEVER if none */
 	int64_t (*wait_budget_ms)(const struct lock *lk); /* longest one acquire() may wait by design */
 };
+
+/* claims.c: does LK's protocol claim to absorb ERR failing CALL (-1: not
+ * known) in OP with LK's params?  1 yes, 0 no. */
+int lock_absorbs(const struct lock *lk, enum lock_op_kind op, int call, int err);
+/* Its mutexes (at least the lock itself) and their count. */
+const struct lock_mutex *lock_mutexes(const struct lock_ops *ops, unsigned *n);
+/* `list protocols`: its mutexes, absorbed errors and busy claim, one line each. */
+void lock_print_claims(FILE *f, const struct lock_ops *ops);
 
 /* registry.c */
 extern const struct lock_ops *const lock_registry[]; /* NULL-terminated */
@@ -122,10 +169,24 @@ unsigned param_list_len(const char *kv);
 unsigned param_variants(const char *const *kv, unsigned nkv);
 unsigned param_lcm(unsigned a, unsigned b);
 int param_kv_pick(const char *kv, unsigned v, char *buf, size_t len, char *why, size_t whylen);
+/* param_resolve's values with PU_MS in us (x time_scale, rounded to the
+ * nearest us; LS_NEVER stays): what lock_setup_exact takes.  A constant that
+ * still rounds (a scaled value below or between whole us) says so on stderr,
+ * once per constant and scale.  Same errors as param_resolve. */
+int param_resolve_us(const struct param *params, int64_t *us, const char *const *kv, unsigned nkv,
+		     double time_scale, char *why, size_t whylen);
+/* ceil(us / 1000): a us constant as the whole ms hooks report; LS_NEVER stays. */
+int64_t param_us_to_ms(int64_t us);
 
-/* Fill lk for one worker: path = file + ".lock", params from vals, state zeroed. */
+/* Fill lk for one worker: path = file + ".lock", params from vals, state
+ * zeroed; lk->us from vals (PU_MS x 1000: exact when the scale kept whole ms). */
 void lock_setup(struct lock *lk, const struct lock_ops *ops, const char *file,
 		const int64_t *vals, unsigned worker, struct prng *rng);
+/* After lock_setup: the exact scaled values (param_resolve_us) into lk->us;
+ * NULL keeps lock_setup's. */
+void lock_setup_exact(struct lock *lk, const int64_t *us);
+/* Set param I to V (unscaled, as given): lk->param[I] and lk->us[I]. */
+void lock_param_set(struct lock *lk, int i, int64_t v);
 
 /* The protocols. */
 extern const struct lock_ops mkdir_legacy_ops;

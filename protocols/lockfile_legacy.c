@@ -322,7 +322,7 @@ static int ll_stale(struct lock *lk)
 	/* [SL4 stat] the age from `at`, else from the file's mtime */
 	if (h.at_ok) {
 		now = fsx_now_ms();
-		return now - h.at_ms > lk->param[LL_STALE]; /* [SL5 T] */
+		return ls_ms_past_us(now - h.at_ms, lk->us[LL_STALE]); /* [SL5 T] */
 	}
 	if (fsx_stat(lk->path, &st) != 0) {
 		ls_note_errno(lk);
@@ -331,13 +331,15 @@ static int ll_stale(struct lock *lk)
 	fsx_point(PT(STALE_AFTER_STAT));
 
 	/* [SL5 T] */
-	return ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LL_STALE]);
+	return ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[LL_STALE]);
 }
 
 /*
  * One reclaim under P.recovery (VL4-VL11): 0 take again (after a sleep when
  * P.recovery was there), LS_BUSY the recovery timeout, -1 raised (errno).
  */
+enum { LL_MUTEX_LOCK, LL_MUTEX_RECOVERY }; /* ll_mutexes[] */
+
 static int ll_reclaim(struct lock *lk, int64_t started)
 {
 	char rec_path[PATH_MAX], aside[PATH_MAX], suffix[64];
@@ -355,12 +357,13 @@ static int ll_reclaim(struct lock *lk, int64_t started)
 			return -1;
 		/* "Lock recovery is active or interrupted": nothing ever removes a
 		 * leftover P.recovery in this revision (K-VL-2) */
-		if (fsx_now_ms() - started > lk->param[LL_WAIT])
+		if (fsx_now_us() - started > lk->us[LL_WAIT])
 			return LS_BUSY;
-		fsx_sleep_ms(lk->param[LL_POLL]);
+		fsx_sleep_us(lk->us[LL_POLL]);
 		fsx_point(PT(TAKE_AFTER_SLEEP));
 		return 0;
 	}
+	fsx_mutex(LL_MUTEX_RECOVERY, 1, -1); /* nothing in 3.0.155 takes a P.recovery over */
 	fsx_point(PT(RECLAIM_AFTER_RECOVERY_CREATE));
 
 	/* [VL5 recovery-write] */
@@ -415,6 +418,7 @@ out_recovery:
 
 	/* [VL11 recovery-unlink] by name: a raise here replaces the earlier one */
 	fsx_point(PT(RECLAIM_BEFORE_RECOVERY_UNLINK));
+	fsx_mutex(LL_MUTEX_RECOVERY, 0, 0);
 	if (fsx_unlink(rec_path) != 0)
 		return ls_raise(lk, ls_note_errno(lk));
 	fsx_point(PT(RECLAIM_AFTER_RECOVERY_UNLINK));
@@ -467,7 +471,7 @@ static int ll_acquire(struct lock *lk)
 	}
 	fsx_point(PT(TAKE_AFTER_DIR_MKDIR));
 
-	started = fsx_now_ms();
+	started = fsx_now_us(); /* us: the wait is compared in exact us */
 	for (;;) {
 		int r;
 
@@ -480,9 +484,9 @@ static int ll_acquire(struct lock *lk)
 
 		/* [VL3 stale-check] */
 		if (!ll_stale(lk)) {
-			if (fsx_now_ms() - started > lk->param[LL_WAIT])
+			if (fsx_now_us() - started > lk->us[LL_WAIT])
 				return ll_timed_out(lk);
-			fsx_sleep_ms(lk->param[LL_POLL]);
+			fsx_sleep_us(lk->us[LL_POLL]);
 			fsx_point(PT(TAKE_AFTER_SLEEP));
 			continue;
 		}
@@ -558,14 +562,27 @@ static int ll_release(struct lock *lk)
 
 static int64_t ll_stale_ms(const struct lock *lk)
 {
-	return lk->param[LL_STALE];
+	return param_us_to_ms(lk->us[LL_STALE]);
 }
 
 /* The timeout, plus the one sleep a try begun just before it still takes. */
 static int64_t ll_wait_budget_ms(const struct lock *lk)
 {
-	return ls_sat_add(lk->param[LL_WAIT], lk->param[LL_POLL]);
+	return param_us_to_ms(ls_sat_add(lk->us[LL_WAIT], lk->us[LL_POLL]));
 }
+
+static const struct lock_mutex ll_mutexes[] = {
+	{ "lock", "<file>.lock: the lock file (VL2 create .. VL16 unlink)" },
+	{ "recovery", "<file>.lock.recovery: serialises reclaimers (VL4 create .. VL11 unlink)" },
+	{ NULL, NULL },
+};
+
+static const struct lock_absorb ll_absorbs[] = {
+	{ LOCK_OP_ACQUIRE, FSX_RENAME, ENOENT, NULL, 0, "[VL8 rename-aside] ENOENT: another reclaimer won, VL10" },
+	{ LOCK_OP_RELEASE, FSX_STAT, 0, NULL, 0, "[VL15 lstat] error: return (\"already reclaimed\")" },
+	{ LOCK_OP_RELEASE, FSX_UNLINK, 0, NULL, 0, "[VL16 unlink] errors ignored" },
+	{ 0, 0, 0, NULL, 0, NULL },
+};
 
 const struct lock_ops lockfile_legacy_ops = {
 	.name = "lockfile-legacy",
@@ -580,7 +597,9 @@ const struct lock_ops lockfile_legacy_ops = {
 		  "alone. The record write is best-effort and doesn't weaken exclusivity.",
 	.params = ll_params,
 	.points = ll_points,
-	.flags = LOCK_DEAD_AT_ONCE | LOCK_PER_INSTANCE, /* SL2: same host and a dead pid is stale */
+	.flags = LOCK_DEAD_AT_ONCE | LOCK_PER_INSTANCE | LOCK_BUSY_MEANS_HELD, /* SL2: same host and a dead pid is stale */
+	.mutexes = ll_mutexes,
+	.absorbs = ll_absorbs,
 	.init = ll_init,
 	.acquire = ll_acquire,
 	.held = ll_held,

@@ -203,7 +203,7 @@ static int lr_stale(struct lock *lk)
 		}
 		fsx_point(PT(STALE_AFTER_STAT));
 		have_st = 1;
-		if (st.size == 0 && ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+		if (st.size == 0 && ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[LR_GRACE]))
 			return 1;
 	}
 
@@ -213,7 +213,7 @@ static int lr_stale(struct lock *lk)
 
 	/* [SR6] the age rule: `at`, else the mtime */
 	if (h.at_ok)
-		return fsx_now_ms() - h.at_ms > lk->param[LR_STALE];
+		return ls_ms_past_us(fsx_now_ms() - h.at_ms, lk->us[LR_STALE]);
 	if (!have_st) {
 		if (fsx_stat(lk->path, &st) != 0) {
 			ls_note_errno(lk);
@@ -221,7 +221,7 @@ static int lr_stale(struct lock *lk)
 		}
 		fsx_point(PT(STALE_AFTER_AGE_STAT));
 	}
-	return ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_STALE]);
+	return ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[LR_STALE]);
 }
 
 /* RECOVERY_STALE(R): no reclaimer is behind it. */
@@ -238,7 +238,7 @@ static int lr_recovery_stale(struct lock *lk, const char *rec_path)
 	}
 	fsx_point(PT(RECOVERY_STALE_AFTER_STAT));
 	/* [RS2] */
-	if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+	if (!ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[LR_GRACE]))
 		return 0;
 	/* [RS3] */
 	if (st.size == 0)
@@ -352,7 +352,7 @@ static void lr_waiting(struct lock *lk, int set, int64_t started)
 	if (set == s->waiting)
 		return;
 	s->waiting = set;
-	ls_iso(started, since, sizeof since);
+	ls_iso(started / 1000, since, sizeof since); /* started: us */
 	for (unsigned i = 0; i < lr_nreadings; i++) {
 		struct lr_reading *r = &lr_readings[i];
 
@@ -375,9 +375,9 @@ static int lr_timed_out(struct lock *lk, const char *path)
 	return LS_BUSY;
 }
 
-static void lr_wait(int64_t ms, const char *point)
+static void lr_wait(int64_t us, const char *point)
 {
-	fsx_sleep_ms(ms);
+	fsx_sleep_us(us);
 	fsx_point(point);
 }
 
@@ -439,6 +439,8 @@ static int lr_reclaim_under_recovery(struct lock *lk)
 	return 0;
 }
 
+enum { LR_MUTEX_LOCK, LR_MUTEX_RECOVERY }; /* lr_mutexes[] */
+
 /* WN5-WN11: 0 take again, LS_BUSY the recovery timeout, -1 raised. */
 static int lr_reclaim(struct lock *lk, int64_t started)
 {
@@ -470,20 +472,22 @@ static int lr_reclaim(struct lock *lk, int64_t started)
 			fsx_point(PT(RECLAIM_AFTER_RECOVERY_STALE_CHECK));
 			return lr_recovery_aside(lk, rec_path);
 		}
-		if (fsx_now_ms() - started > lk->param[LR_WAIT])
+		if (fsx_now_us() - started > lk->us[LR_WAIT])
 			return lr_timed_out(lk, rec_path); /* "Lock recovery is active or interrupted" */
 		lr_waiting(lk, 1, started); /* WAIT(P.recovery) */
-		lr_wait(lk->param[LR_POLL], PT(TAKE_AFTER_SLEEP));
+		lr_wait(lk->us[LR_POLL], PT(TAKE_AFTER_SLEEP));
 		return 0;
 	case LR_TAKEN:
 		break;
 	}
+	fsx_mutex(LR_MUTEX_RECOVERY, 1, lk->us[LR_GRACE]); /* WN6: set aside after the grace */
 	fsx_point(PT(RECLAIM_AFTER_RECOVERY_TAKE));
 
 	raise = lr_reclaim_under_recovery(lk);
 
 	/* [WN11] finally */
 	fsx_point(PT(RECLAIM_BEFORE_RECOVERY_RELEASE));
+	fsx_mutex(LR_MUTEX_RECOVERY, 0, 0);
 	lr_release_recorded(lk, rec_path, rtoken, rfd);
 	return raise ? ls_raise(lk, raise) : 0;
 }
@@ -542,7 +546,7 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 		case LR_UNRECORDED:
 			if (++unrecorded >= lk->param[LR_ATTEMPTS])
 				return ls_raise(lk, EIO);
-			lr_wait(lk->param[LR_POLL] * unrecorded, PT(TAKE_AFTER_BACKOFF));
+			lr_wait(lk->us[LR_POLL] * unrecorded, PT(TAKE_AFTER_BACKOFF));
 			continue;
 		case LR_EXISTS:
 			break;
@@ -551,10 +555,10 @@ static int lr_take_loop(struct lock *lk, int64_t started)
 		/* [WN3 stale-check] */
 		if (!lr_stale(lk)) {
 			/* [WN4] */
-			if (fsx_now_ms() - started > lk->param[LR_WAIT])
+			if (fsx_now_us() - started > lk->us[LR_WAIT])
 				return lr_timed_out(lk, lk->path);
 			lr_waiting(lk, 1, started); /* WAIT(P) */
-			lr_wait(lk->param[LR_POLL], PT(TAKE_AFTER_SLEEP));
+			lr_wait(lk->us[LR_POLL], PT(TAKE_AFTER_SLEEP));
 			continue;
 		}
 		fsx_point(PT(RECLAIM_AFTER_STALE_CHECK));
@@ -579,7 +583,7 @@ static int lr_acquire(struct lock *lk)
 		LS_BUG("lockfile-recorded: no rng for tokens");
 	lk->last_error = 0;
 
-	started = fsx_now_ms();
+	started = fsx_now_us(); /* us: the wait is compared in exact us */
 	lr_uuid(lk, s->token);
 	s->waiting = 0;
 	r = lr_take_loop(lk, started);
@@ -647,14 +651,29 @@ static int lr_init(struct lock *lk)
 
 static int64_t lr_stale_ms(const struct lock *lk)
 {
-	return lk->param[LR_STALE];
+	return param_us_to_ms(lk->us[LR_STALE]);
 }
 
 /* The timeout, plus the one sleep a try begun just before it still takes. */
 static int64_t lr_wait_budget_ms(const struct lock *lk)
 {
-	return ls_sat_add(lk->param[LR_WAIT], lk->param[LR_POLL]);
+	return param_us_to_ms(ls_sat_add(lk->us[LR_WAIT], lk->us[LR_POLL]));
 }
+
+static const struct lock_mutex lr_mutexes[] = {
+	{ "lock", "<file>.lock: the lock file (WN2 take .. WR4 unlink)" },
+	{ "recovery", "<file>.lock.recovery: serialises reclaimers (WN5 take .. WN11 release); "
+		      "a dead reclaimer's is set aside after grace_ms (WN6)" },
+	{ NULL, NULL },
+};
+
+static const struct lock_absorb lr_absorbs[] = {
+	{ LOCK_OP_ACQUIRE, FSX_RENAME, ENOENT, NULL, 0,
+	  "[WN6a recovery-rename-aside] ENOENT: another reclaimer set it aside first" },
+	{ LOCK_OP_RELEASE, FSX_READ, 0, NULL, 0, "[WR3 read] errors logged only" },
+	{ LOCK_OP_RELEASE, FSX_UNLINK, 0, NULL, 0, "[WR4 unlink] errors logged only" },
+	{ 0, 0, 0, NULL, 0, NULL },
+};
 
 const struct lock_ops lockfile_recorded_ops = {
 	.name = "lockfile-recorded",
@@ -673,7 +692,9 @@ const struct lock_ops lockfile_recorded_ops = {
 		  "{\"pid\" prefix older than the boot's claim.",
 	.params = lr_params,
 	.points = lr_points,
-	.flags = LOCK_PER_INSTANCE, /* a dead holder may wait out EMPTY_RECORD_GRACE_MS (a dead reclaimer's .recovery): by age */
+	.mutexes = lr_mutexes,
+	.absorbs = lr_absorbs,
+	.flags = LOCK_PER_INSTANCE | LOCK_BUSY_MEANS_HELD, /* a dead holder may wait out EMPTY_RECORD_GRACE_MS (a dead reclaimer's .recovery): by age */
 	.init = lr_init,
 	.acquire = lr_acquire,
 	.held = lr_held,

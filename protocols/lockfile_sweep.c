@@ -70,7 +70,7 @@ static void lr_sweep(struct lock *lk, const char *path)
 		}
 		fsx_point(PT(SWEEP_AFTER_STAT));
 		/* [SW3 unlink] "`.take.` leftovers hold nothing" */
-		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[LR_GRACE]))
+		if (!ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[LR_GRACE]))
 			continue;
 		if (fsx_unlink(full) != 0)
 			ls_note_errno(lk);

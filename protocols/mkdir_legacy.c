@@ -155,7 +155,7 @@ static int ml_try(struct lock *lk)
 	fsx_point(PT(TRY_AFTER_STAT));
 
 	/* [ML4 T age-check] a live holder is never waited on */
-	if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[ML_STALE]))
+	if (!ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[ML_STALE]))
 		return LS_BUSY;
 	fsx_point(PT(TRY_AFTER_AGE_CHECK));
 
@@ -176,14 +176,15 @@ static int ml_try(struct lock *lk)
 /* §1.2 acquireLock-legacy: 0 held, LS_BUSY ("Could not lock ... after 5s"). */
 static int ml_acquire_wait(struct lock *lk)
 {
-	const int64_t stale = lk->param[ML_STALE];
-	const int64_t wait = lk->param[ML_WAIT];
+	/* times in us (lk->us): exact at any --time-scale */
+	const int64_t stale = lk->us[ML_STALE];
+	const int64_t wait = lk->us[ML_WAIT];
 	const int64_t retries = lk->param[ML_RETRIES];
 	/* Wall clock, so that counting attempts alone cannot outlive a live
 	 * holder's staleness window (§1.4). */
-	const int64_t deadline = ls_sat_add(fsx_now_ms(), ls_sat_mul(retries, wait));
+	const int64_t deadline = ls_sat_add(fsx_now_us(), ls_sat_mul(retries, wait));
 
-	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_ms() < deadline);
+	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_us() < deadline);
 	     attempt++) {
 		struct fsx_stat st;
 
@@ -197,7 +198,7 @@ static int ml_acquire_wait(struct lock *lk)
 		/* [MA2 stat] on error: sleep (the comment says "retry immediately") */
 		if (fsx_stat(lk->path, &st) == 0) {
 			fsx_point(PT(ACQUIRE_AFTER_STAT));
-			if (ls_older_than(fsx_now_ms(), st.mtime_ns, stale)) {
+			if (ls_older_than_us(fsx_now_ms(), st.mtime_ns, stale)) {
 				fsx_point(PT(ACQUIRE_AFTER_AGE_CHECK));
 				/* [MA3 stale-rmdir] by name, as ML5 */
 				if (fsx_rmdir(lk->path) == 0) {
@@ -211,7 +212,7 @@ static int ml_acquire_wait(struct lock *lk)
 		}
 
 		/* [MA4 sleep] */
-		fsx_sleep_ms(wait);
+		fsx_sleep_us(wait);
 		fsx_point(PT(ACQUIRE_AFTER_SLEEP));
 	}
 	return LS_BUSY;
@@ -224,7 +225,7 @@ static int ml_acquire_bounded(struct lock *lk)
 		int r = ml_try(lk);
 		if (r != LS_BUSY || i >= lk->param[ML_BRETRIES])
 			return r;
-		fsx_sleep_ms(lk->param[ML_BWAIT]);
+		fsx_sleep_us(lk->us[ML_BWAIT]);
 		fsx_point(PT(BOUNDED_AFTER_SLEEP));
 	}
 }
@@ -267,24 +268,32 @@ static int ml_release(struct lock *lk)
 
 static int64_t ml_stale_ms(const struct lock *lk)
 {
-	return lk->param[ML_STALE];
+	return param_us_to_ms(lk->us[ML_STALE]);
 }
 
 static int64_t ml_wait_budget_ms(const struct lock *lk)
 {
-	const int64_t *p = lk->param;
+	const int64_t *p = lk->us; /* times in exact us; counts as given */
 
 	switch (p[ML_FORM]) {
 	case FORM_TRY:
 		return 0; /* never sleeps */
 	case FORM_BOUNDED:
-		return ls_sat_mul(p[ML_BRETRIES], p[ML_BWAIT]);
+		return param_us_to_ms(ls_sat_mul(p[ML_BRETRIES], p[ML_BWAIT]));
 	default:
 		/* retries x wait (5 s), plus the one sleep an attempt begun just
 		 * before the deadline still takes. */
-		return ls_sat_add(ls_sat_mul(p[ML_RETRIES], p[ML_WAIT]), p[ML_WAIT]);
+		return param_us_to_ms(ls_sat_add(ls_sat_mul(p[ML_RETRIES], p[ML_WAIT]), p[ML_WAIT]));
 	}
 }
+
+static const struct lock_absorb ml_absorbs[] = {
+	{ LOCK_OP_ACQUIRE, FSX_MKDIR, 0, "form", FORM_ACQUIRE,
+	  "[MA1 lock-mkdir] any errno (EEXIST, ENOENT, EACCES, ...) is contention" },
+	{ LOCK_OP_ACQUIRE, FSX_STAT, 0, "form", FORM_ACQUIRE, "[MA2 stat] on error: sleep" },
+	{ LOCK_OP_RELEASE, FSX_RMDIR, 0, NULL, 0, "[MR1 rmdir] released is released: every errno ignored" },
+	{ 0, 0, 0, NULL, 0, NULL },
+};
 
 const struct lock_ops mkdir_legacy_ops = {
 	.name = "mkdir-legacy",
@@ -298,7 +307,8 @@ const struct lock_ops mkdir_legacy_ops = {
 		  "and then break (and later release) its lock.",
 	.params = ml_params,
 	.points = ml_points,
-	.flags = 0,
+	.flags = LOCK_BUSY_MEANS_HELD, /* "Could not lock ...": another writer holds */
+	.absorbs = ml_absorbs,
 	.init = ml_init,
 	.acquire = ml_acquire,
 	.held = ml_held,

@@ -452,7 +452,7 @@ static enum mo_outcome mo_reclaim(struct lock *lk)
 	fsx_point(PT(RECLAIM_AFTER_STAT_JUDGED));
 
 	/* [RC2 T age-check] */
-	if (!ls_older_than(fsx_now_ms(), judged.mtime_ns, lk->param[MO_STALE]))
+	if (!ls_older_than_us(fsx_now_ms(), judged.mtime_ns, lk->us[MO_STALE]))
 		return MO_BUSY;
 	fsx_point(PT(RECLAIM_AFTER_AGE_CHECK));
 
@@ -521,7 +521,7 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 	int e;
 
 	/* [AT1 T start] */
-	t0 = fsx_now_ms();
+	t0 = fsx_now_us(); /* us: exact at any --time-scale */
 	fsx_point(PT(ATTEMPT_AFTER_START));
 
 	/* [AT2 lock-mkdir] */
@@ -549,7 +549,7 @@ static enum mo_outcome mo_attempt(struct lock *lk)
 
 	/* [AT4 T publish-check] past the bound, someone may have judged our
 	 * empty L stale: the entry may sit in another's lock.  L is left as found. */
-	if (fsx_now_ms() - t0 >= lk->param[MO_STALE] / 2) {
+	if (fsx_now_us() - t0 >= lk->us[MO_STALE] / 2) {
 		mo_withdraw(lk, PT(ATTEMPT_AFTER_WITHDRAW));
 		return MO_AGAIN;
 	}
@@ -576,16 +576,16 @@ static int mo_raise(struct lock *lk)
 /* §2.5 TRY_ACQUIRE: 0 held, LS_BUSY (null), -1 raised. */
 static int mo_try_acquire(struct lock *lk)
 {
-	const int64_t deadline = ls_sat_add(fsx_now_ms(), lk->param[MO_CONTEND]);
+	const int64_t deadline = ls_sat_add(fsx_now_us(), lk->us[MO_CONTEND]); /* us */
 
 	for (int round = 0; round < MO_TRY_ROUNDS; round++) {
 		enum mo_outcome s;
 
 		mo_fresh(lk);
 		s = mo_attempt(lk);
-		while (s == MO_QUEUED && fsx_now_ms() < deadline) {
+		while (s == MO_QUEUED && fsx_now_us() < deadline) {
 			/* [TQ sleep] */
-			fsx_sleep_ms(lk->param[MO_CONTEND_WAIT]);
+			fsx_sleep_us(lk->us[MO_CONTEND_WAIT]);
 			fsx_point(PT(TRY_AFTER_SLEEP));
 			s = mo_queued_step(lk);
 		}
@@ -626,12 +626,12 @@ static void mo_stray(struct lock *lk)
 /* §2.5 ACQUIRE: 0 held, LS_BUSY ("Could not lock ..."), -1 raised. */
 static int mo_acquire_wait(struct lock *lk)
 {
-	const int64_t wait = lk->param[MO_WAIT];
+	const int64_t wait = lk->us[MO_WAIT]; /* us: exact at any --time-scale */
 	const int64_t retries = lk->param[MO_RETRIES];
-	const int64_t deadline = ls_sat_add(fsx_now_ms(), ls_sat_mul(retries, wait));
+	const int64_t deadline = ls_sat_add(fsx_now_us(), ls_sat_mul(retries, wait));
 	enum mo_outcome s = MO_AGAIN;
 
-	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_ms() < deadline);
+	for (int64_t attempt = 0; attempt < retries && (attempt == 0 || fsx_now_us() < deadline);
 	     attempt++) {
 		if (s == MO_QUEUED) {
 			s = mo_queued_step(lk);
@@ -644,7 +644,7 @@ static int mo_acquire_wait(struct lock *lk)
 		if (s == MO_HELD)
 			return mo_handle(lk);
 		if (s == MO_BUSY || s == MO_QUEUED) {
-			fsx_sleep_ms(wait); /* AGAIN: no sleep */
+			fsx_sleep_us(wait); /* AGAIN: no sleep */
 			fsx_point(PT(ACQUIRE_AFTER_SLEEP));
 		}
 	}
@@ -661,7 +661,7 @@ static int mo_acquire_bounded(struct lock *lk)
 		int r = mo_try_acquire(lk);
 		if (r != LS_BUSY || i >= lk->param[MO_BRETRIES])
 			return r;
-		fsx_sleep_ms(lk->param[MO_BWAIT]);
+		fsx_sleep_us(lk->us[MO_BWAIT]);
 		fsx_point(PT(BOUNDED_AFTER_SLEEP));
 	}
 }
@@ -760,7 +760,7 @@ static int mo_release(struct lock *lk)
 
 static int64_t mo_stale_ms(const struct lock *lk)
 {
-	return lk->param[MO_STALE];
+	return param_us_to_ms(lk->us[MO_STALE]);
 }
 
 /* One TRY_ACQUIRE: it polls a queued entry until contend_ms, plus one poll. */
@@ -771,20 +771,29 @@ static int64_t mo_try_budget(const int64_t *p)
 
 static int64_t mo_wait_budget_ms(const struct lock *lk)
 {
-	const int64_t *p = lk->param;
+	const int64_t *p = lk->us; /* times in exact us; counts as given */
 
 	switch (p[MO_FORM]) {
 	case FORM_TRY:
-		return mo_try_budget(p);
+		return param_us_to_ms(mo_try_budget(p));
 	case FORM_BOUNDED:
-		return ls_sat_add(ls_sat_mul(ls_sat_add(p[MO_BRETRIES], 1), mo_try_budget(p)),
-				  ls_sat_mul(p[MO_BRETRIES], p[MO_BWAIT]));
+		return param_us_to_ms(ls_sat_add(ls_sat_mul(ls_sat_add(p[MO_BRETRIES], 1), mo_try_budget(p)),
+						 ls_sat_mul(p[MO_BRETRIES], p[MO_BWAIT])));
 	default:
 		/* retries x wait (5 s), plus the one sleep an attempt begun just
 		 * before the deadline still takes. */
-		return ls_sat_add(ls_sat_mul(p[MO_RETRIES], p[MO_WAIT]), p[MO_WAIT]);
+		return param_us_to_ms(ls_sat_add(ls_sat_mul(p[MO_RETRIES], p[MO_WAIT]), p[MO_WAIT]));
 	}
 }
+
+static const struct lock_absorb mo_absorbs[] = {
+	{ LOCK_OP_ACQUIRE, FSX_MKDIR, EPERM, "platform", MO_WIN32,
+	  "[AT2] Windows reports EPERM/EACCES for a lock folder another process is deleting: contention" },
+	{ LOCK_OP_ACQUIRE, FSX_MKDIR, EACCES, "platform", MO_WIN32,
+	  "[AT2] Windows reports EPERM/EACCES for a lock folder another process is deleting: contention" },
+	{ LOCK_OP_RELEASE, -1, 0, NULL, 0, "RELEASE: the origin ignores every error here" },
+	{ 0, 0, 0, NULL, 0, NULL },
+};
 
 const struct lock_ops mkdir_owner_ops = {
 	.name = "mkdir-owner",
@@ -801,7 +810,8 @@ const struct lock_ops mkdir_owner_ops = {
 		  "dead process leaves is reclaimed once LOCK_STALE_MS old.",
 	.params = mo_params,
 	.points = mo_points,
-	.flags = LOCK_HAS_HELD,
+	.flags = LOCK_HAS_HELD | LOCK_BUSY_MEANS_HELD, /* "Could not lock ...": another writer holds */
+	.absorbs = mo_absorbs,
 	.init = mo_init,
 	.acquire = mo_acquire,
 	.held = mo_held,

@@ -7,6 +7,11 @@
  *
  *   defaults  ->  "K=V" overrides that name an entry  ->  PU_MS x time_scale
  *
+ * twice: param_resolve in whole ms (reports, hooks, adapters), and
+ * param_resolve_us in us, which lock_setup_exact puts in lk->us: what the
+ * protocols sleep and compare with, so --time-scale keeps the origin's ratios
+ * (at 0.01 mkdir-owner's 50 ms wait is 500 us, not 1 ms).
+ *
  * Values:
  *   PU_COUNT   a non-negative decimal integer ("100")
  *   PU_MS      a non-negative duration of core/num.h: "250ms", "10s", "1.5s",
@@ -159,18 +164,17 @@ static int64_t params_scale(int64_t v, double scale, double *exact_ms)
 	return r;
 }
 
-/* Protocols keep their constants in whole ms: a constant whose scaled value
- * is not a whole ms changes its ratio to the others (at 0.01 mkdir-owner's
- * 50 ms wait would be 0.5 ms, kept as 1 ms, as long as 1/100 of its stale
- * age).  Say so on stderr, once per constant and scale. */
-static void params_warn_rounded(const struct param *p, int64_t v, double exact_ms, int64_t kept,
+/* A constant whose scaled value is not a whole us (the unit the protocols
+ * sleep and compare in, lk->us) changes its ratio to the others: say so on
+ * stderr, once per constant and scale. */
+static void params_warn_rounded(const struct param *p, int64_t v, double exact_us, int64_t kept_us,
 				double scale)
 {
 	static const struct param *seen[64];
 	static double seen_scale[64];
 	static unsigned nseen;
 
-	if (v == LS_NEVER || fabs(exact_ms - (double)kept) < 1e-9)
+	if (v == LS_NEVER || fabs(exact_us - (double)kept_us) < 1e-6)
 		return;
 	for (unsigned i = 0; i < nseen; i++)
 		if (seen[i] == p && seen_scale[i] == scale)
@@ -180,9 +184,56 @@ static void params_warn_rounded(const struct param *p, int64_t v, double exact_m
 		seen_scale[nseen++] = scale;
 	}
 	fprintf(stderr,
-		"lockstorm: --time-scale %g: %s = %lld ms scales to %.3f ms, kept as %lld ms "
-		"(constants are whole ms): its ratio to the other constants is not the origin's\n",
-		scale, p->name, (long long)v, exact_ms, (long long)kept);
+		"lockstorm: --time-scale %g: %s = %lld ms scales to %.4f us, kept as %lld us "
+		"(constants are whole us): its ratio to the other constants is not the origin's\n",
+		scale, p->name, (long long)v, exact_us, (long long)kept_us);
+}
+
+/* V ms x SCALE in us, rounded to the nearest us (a positive constant never
+ * scales down to 0); *EXACT gets the unrounded value.  LS_NEVER stays. */
+static int64_t params_scale_us(int64_t v, double scale, double *exact)
+{
+	if (v == LS_NEVER) {
+		*exact = 0;
+		return LS_NEVER;
+	}
+	*exact = (double)v * scale * 1000.0;
+	double us = nearbyint(*exact);
+	if (!(us < 9.2e18))
+		return LS_NEVER;
+	int64_t r = (int64_t)us;
+	if (r < 1 && v > 0)
+		r = 1;
+	return r;
+}
+
+int64_t param_us_to_ms(int64_t us)
+{
+	if (us == LS_NEVER)
+		return LS_NEVER;
+	return us <= 0 ? 0 : us / 1000 + (us % 1000 != 0);
+}
+
+int param_resolve_us(const struct param *params, int64_t *us, const char *const *kv, unsigned nkv,
+		     double time_scale, char *why, size_t whylen)
+{
+	int n = param_count(params);
+
+	if (param_resolve(params, us, kv, nkv, 1.0, NULL, why, whylen) != 0)
+		return -1;
+	if (!(time_scale > 0) || isinf(time_scale)) {
+		snprintf(why, whylen, "time scale %g: must be a positive number", time_scale);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (params[i].unit != PU_MS && params[i].unit != PU_MS_NEVER)
+			continue;
+		double exact;
+		int64_t kept = params_scale_us(us[i], time_scale, &exact);
+		params_warn_rounded(&params[i], us[i], exact, kept, time_scale);
+		us[i] = kept;
+	}
+	return 0;
 }
 
 int param_resolve(const struct param *params, int64_t *vals, const char *const *kv, unsigned nkv,
@@ -222,9 +273,7 @@ int param_resolve(const struct param *params, int64_t *vals, const char *const *
 		if (params[i].unit != PU_MS && params[i].unit != PU_MS_NEVER)
 			continue;
 		double exact;
-		int64_t kept = params_scale(vals[i], time_scale, &exact);
-		params_warn_rounded(&params[i], vals[i], exact, kept, time_scale);
-		vals[i] = kept;
+		vals[i] = params_scale(vals[i], time_scale, &exact);
 	}
 	return 0;
 }
@@ -262,8 +311,9 @@ void lock_setup(struct lock *lk, const struct lock_ops *ops, const char *file,
 
 	/* vals == NULL: the unscaled defaults (handy for tests and `list`). */
 	int n = param_count(ops->params);
+
 	for (int i = 0; i < n; i++)
-		lk->param[i] = vals ? vals[i] : ops->params[i].def;
+		lock_param_set(lk, i, vals ? vals[i] : ops->params[i].def);
 
 	lk->worker = worker;
 	lk->rng = rng;
@@ -332,4 +382,22 @@ int param_kv_pick(const char *kv, unsigned v, char *buf, size_t len, char *why, 
 	memcpy(buf + klen + 1, p, vlen);
 	buf[klen + 1 + vlen] = '\0';
 	return 0;
+}
+
+void lock_param_set(struct lock *lk, int i, int64_t v)
+{
+	enum param_unit u = lk->ops->params[i].unit;
+	lk->param[i] = v;
+	lk->us[i] = v;
+	if ((u == PU_MS || u == PU_MS_NEVER) && v != LS_NEVER)
+		lk->us[i] = v > LS_NEVER / 1000 ? LS_NEVER : v * 1000;
+}
+
+void lock_setup_exact(struct lock *lk, const int64_t *us)
+{
+	if (!us)
+		return;
+	int n = param_count(lk->ops->params);
+	for (int i = 0; i < n; i++)
+		lk->us[i] = us[i];
 }

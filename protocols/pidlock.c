@@ -238,7 +238,7 @@ static void pl_clear(struct lock *lk)
 		}
 		fsx_point(PT(CLEAR_AFTER_STAT));
 		/* [T age-check] */
-		if (!ls_older_than(fsx_now_ms(), st.mtime_ns, lk->param[PL_STALE]))
+		if (!ls_older_than_us(fsx_now_ms(), st.mtime_ns, lk->us[PL_STALE]))
 			return;
 		fsx_point(PT(CLEAR_AFTER_AGE_CHECK));
 		/* [CS3 unreadable-unlink] */
@@ -378,7 +378,7 @@ static int pl_acquire(struct lock *lk)
 	}
 	fsx_point(PT(ACQUIRE_AFTER_DIR_MKDIR));
 
-	deadline = ls_sat_add(fsx_now_ms(), lk->param[PL_WAIT]);
+	deadline = ls_sat_add(fsx_now_us(), lk->us[PL_WAIT]); /* us: exact at any --time-scale */
 	pl_fresh_token(lk); /* once per call, reused across retries */
 
 	for (;;) {
@@ -397,13 +397,13 @@ static int pl_acquire(struct lock *lk)
 			return -1;
 
 		/* [PA4 T deadline-check] */
-		now = fsx_now_ms();
+		now = fsx_now_us();
 		if (now >= deadline)
 			return LS_BUSY; /* SOURCE_LOCKED */
 		fsx_point(PT(ACQUIRE_AFTER_DEADLINE_CHECK));
-		retry = lk->param[PL_RETRY] ? lk->param[PL_RETRY] : PL_RETRY_FALLBACK_MS;
+		retry = lk->param[PL_RETRY] ? lk->us[PL_RETRY] : PL_RETRY_FALLBACK_MS * 1000;
 		nap = deadline - now < retry ? deadline - now : retry;
-		fsx_sleep_ms(nap > 1 ? nap : 1);
+		fsx_sleep_us(nap > 1 ? nap : 1);
 		fsx_point(PT(ACQUIRE_AFTER_SLEEP));
 	}
 }
@@ -452,16 +452,26 @@ static int pl_release(struct lock *lk)
  * can block others, so it is what the checker's liveness bound needs. */
 static int64_t pl_stale_ms(const struct lock *lk)
 {
-	return lk->param[PL_STALE];
+	return param_us_to_ms(lk->us[PL_STALE]);
 }
 
 /* Retries until the deadline; the last sleep ends at it (at least 1 ms). */
 static int64_t pl_wait_budget_ms(const struct lock *lk)
 {
-	if (lk->param[PL_WAIT] == 0)
+	if (lk->us[PL_WAIT] == 0)
 		return 0; /* a single try */
-	return ls_sat_add(lk->param[PL_WAIT], 1);
+	return param_us_to_ms(ls_sat_add(lk->us[PL_WAIT], 1000));
 }
+
+static const struct lock_absorb pl_absorbs[] = {
+	{ LOCK_OP_ACQUIRE, FSX_READ, 0, NULL, 0, "[CS1 read] any error -> null" },
+	{ LOCK_OP_ACQUIRE, FSX_STAT, 0, NULL, 0, "[CS2 stat] error: return" },
+	{ LOCK_OP_ACQUIRE, FSX_UNLINK, 0, NULL, 0, "[CS3/CS5 unlink] errors ignored" },
+	{ LOCK_OP_ACQUIRE, FSX_CLOSE, 0, NULL, 0, "[PA3 close] errors ignored" },
+	{ LOCK_OP_RELEASE, FSX_READ, 0, NULL, 0, "[RO1 read] an unreadable lock is removed" },
+	{ LOCK_OP_RELEASE, FSX_UNLINK, 0, NULL, 0, "[RO2 unlink] errors ignored" },
+	{ 0, 0, 0, NULL, 0, NULL },
+};
 
 const struct lock_ops pidlock_ops = {
 	.name = "pidlock",
@@ -476,7 +486,8 @@ const struct lock_ops pidlock_ops = {
 		  "s). Release removes the lock only if it is still the one this call created.",
 	.params = pl_params,
 	.points = pl_points,
-	.flags = 0,
+	.flags = LOCK_BUSY_MEANS_HELD, /* SOURCE_LOCKED: another process holds */
+	.absorbs = pl_absorbs,
 	.init = pl_init,
 	.acquire = pl_acquire,
 	.held = pl_held,

@@ -50,6 +50,29 @@ static inline int ls_older_than(int64_t now_ms, int64_t mtime_ns, int64_t ms)
 	return age_ns > lim_ns;
 }
 
+/* ls_older_than with the limit in us (lk->us: exact at any --time-scale);
+ * now stays the protocol's whole-ms clock, as the origin's. */
+static inline int ls_older_than_us(int64_t now_ms, int64_t mtime_ns, int64_t us)
+{
+	int64_t lim_ns, now_ns, age_ns;
+
+	if (__builtin_mul_overflow(us, 1000, &lim_ns))
+		return 0;
+	if (__builtin_mul_overflow(now_ms, 1000000, &now_ns) ||
+	    __builtin_sub_overflow(now_ns, mtime_ns, &age_ns))
+		return mtime_ns < 0;
+	return age_ns > lim_ns;
+}
+
+/* An age in whole ms (a record's `at`) past a limit in us. */
+static inline int ls_ms_past_us(int64_t age_ms, int64_t us)
+{
+	int64_t a;
+	if (__builtin_mul_overflow(age_ms, 1000, &a))
+		return age_ms > 0;
+	return a > us;
+}
+
 /* Note a failed step's errno in lk->last_error (for reports); returns it. */
 static inline int ls_note_errno(struct lock *lk)
 {

@@ -215,6 +215,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		.budget_ms = budget,
 		.proto_of = proto_of,
 		.rev_of = rev_of,
+		.strict = cfg->strict,
 		.check_state = (cfg->workload->flags & WL_CHECK_STATE) != 0,
 		.check_seq = (cfg->workload->flags & WL_CHECK_SEQ) != 0,
 		.check_stale_read = (cfg->workload->flags & WL_CHECK_STALE_READ) != 0,

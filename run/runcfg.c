@@ -74,6 +74,8 @@ void runcfg_usage(FILE *f)
 	      "                          K_ms=1500 is ms (the name says so), or give a unit: K_ms=1.5s\n"
 	      "  -s, --seed S            run seed, a decimal number: same seed, same fault decisions (default 1)\n"
 	      "      --respawn           restart a worker that crashed\n"
+	      "      --strict            also judge strict-lease: a live holder's lock taken over at all\n"
+	      "                          (past its stale age) by a protocol without a held() check\n"
 	      "      --dir DIR           work directory (default: a fresh one under $TMPDIR or /tmp, removed after)\n"
 	      "  -o, --out OUTDIR        keep journals, final state and report.json here\n"
 	      "      --json FILE         write the JSON report (schema lockstorm-report/1)\n"
@@ -161,7 +163,7 @@ int runcfg_set_workload(struct run_config *cfg, const char *name, char *why, siz
 }
 
 enum {
-	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_DIR, OPT_JSON,
+	OPT_OPS = 256, OPT_FAULT, OPT_TIME_SCALE, OPT_PARAM, OPT_RESPAWN, OPT_STRICT, OPT_DIR, OPT_JSON,
 	OPT_KEEP, OPT_TRACE, OPT_FAULTS, OPT_JUNIT, OPT_EXEC, OPT_TRIAGE, OPT_HOSTS, OPT_NETFS,
 };
 
@@ -179,6 +181,7 @@ const struct option runcfg_longopts[] = {
 	{ "param", required_argument, NULL, OPT_PARAM },
 	{ "seed", required_argument, NULL, 's' },
 	{ "respawn", no_argument, NULL, OPT_RESPAWN },
+	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "dir", required_argument, NULL, OPT_DIR },
 	{ "out", required_argument, NULL, 'o' },
 	{ "json", required_argument, NULL, OPT_JSON },
@@ -286,6 +289,9 @@ int runcfg_parse(struct run_config *cfg, int argc, char **argv, char *why, size_
 		case OPT_RESPAWN:
 			cfg->respawn = 1;
 			break;
+		case OPT_STRICT:
+			cfg->strict = 1;
+			break;
 		case OPT_DIR:
 			if (strlen(optarg) >= sizeof cfg->workdir - 64)
 				return runcfg_fail(why, len, "--dir: path too long");
@@ -384,13 +390,20 @@ int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
 	const char *kv[CFG_MAX_KV];
 	if (cfg_slots_expand(cfg, why, len) || cfg_instances(cfg, used, why, len))
 		return -1;
+	/* pvals/wvals in whole ms for the hooks, and in exact us (lk->us): what the
+	 * workers sleep and compare with, the origin's ratios at every scale (one
+	 * that still rounds says so once) */
 	for (unsigned i = 0; i < cfg->nproto; i++)
 		if (cfg_slot_kv(cfg, i, store, kv, why, len) ||
 		    param_resolve(cfg->proto[i]->params, cfg->pvals[i], kv, cfg->nkv, cfg->time_scale, used, why, len) ||
 		    param_resolve(cfg->workload->params, cfg->wvals_slot[i], kv, cfg->nkv, cfg->time_scale, used, why,
-				  len))
+				  len) ||
+		    param_resolve_us(cfg->proto[i]->params, cfg->pvals_us[i], kv, cfg->nkv, cfg->time_scale, why, len) ||
+		    param_resolve_us(cfg->workload->params, cfg->wvals_us_slot[i], kv, cfg->nkv, cfg->time_scale, why,
+				     len))
 			return -1;
 	memcpy(cfg->wvals, cfg->wvals_slot[0], sizeof cfg->wvals);
+	memcpy(cfg->wvals_us, cfg->wvals_us_slot[0], sizeof cfg->wvals_us);
 	for (unsigned k = 0; k < cfg->nkv; k++) {
 		if (used[k])
 			continue;
@@ -412,6 +425,7 @@ static void slot_lock(const struct run_config *cfg, unsigned worker, struct lock
 {
 	unsigned slot = cfg_proto_slot(cfg, worker);
 	lock_setup(lk, cfg->proto[slot], "/lockstorm/state.json", cfg->pvals[slot], worker, NULL);
+	lock_setup_exact(lk, cfg->pvals_us[slot]);
 }
 
 int64_t runcfg_stale_ms(const struct run_config *cfg, unsigned worker)
@@ -472,6 +486,8 @@ int runcfg_save(const struct run_config *cfg, const char *path)
 	json_object_set_new(root, "params", params);
 	json_object_set_new(root, "faults", faults);
 	json_object_set_new(root, "respawn", json_boolean(cfg->respawn));
+	if (cfg->strict)
+		json_object_set_new(root, "strict", json_true());
 	if (cfg->exec_cmd[0])
 		json_object_set_new(root, "exec", json_string(cfg->exec_cmd));
 	if (cfg->hosts)
@@ -597,6 +613,7 @@ int runcfg_load(struct run_config *cfg, const char *path, char *why, size_t len)
 		goto out;
 	}
 	cfg->respawn = json_is_true(json_object_get(root, "respawn"));
+	cfg->strict = json_is_true(json_object_get(root, "strict"));
 	json_t *ex = json_object_get(root, "exec");
 	if (ex && (!json_is_string(ex) || json_string_length(ex) >= sizeof cfg->exec_cmd ||
 		   strlen(json_string_value(ex)) != json_string_length(ex))) {

@@ -96,7 +96,7 @@ struct LfLock {
 	{
 		int i = param_index(lk.ops->params, name);
 		ASSERT_GE(i, 0) << name;
-		lk.param[i] = v;
+		lock_param_set(&lk, i, v);
 	}
 	int acquire() { return lk.ops->acquire(&lk); }
 	int held() { return lk.ops->held(&lk); }

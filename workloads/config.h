@@ -44,6 +44,9 @@ struct run_config {
 	unsigned nproto_given;  /* -p's list before the slots repeat it (0: nproto) */
 	unsigned instances;     /* --param instances=N: workers kN..kN+N-1 are N instances of their
 	                         * protocol module in one process (one pid, the first's); 0 or 1: none */
+	int64_t pvals_us[CFG_MAX_PROTOS][LS_MAX_PARAMS]; /* pvals, PU_MS in exact us (lk->us) */
+	int64_t wvals_us[LS_MAX_PARAMS];                 /* slot 0's wvals in exact us */
+	int64_t wvals_us_slot[CFG_MAX_PROTOS][LS_MAX_PARAMS];
 	struct fault_plan faults;
 	char workdir[PATH_MAX];
 	char outdir[PATH_MAX];
@@ -51,6 +54,7 @@ struct run_config {
 	char junit_path[PATH_MAX]; /* --junit FILE: JUnit XML, one testcase per invariant */
 	char exec_cmd[4096];    /* --exec CMD: the adapter of protocol "exec" (/bin/sh -c CMD) */
 	int respawn;
+	int strict;             /* --strict: judge strict-lease too */
 	int keep;
 	int quiet;
 	int verbose;

@@ -51,13 +51,14 @@ static int hold_op(struct worker *w)
 	if (worker_acquire(w, 0) != 0)
 		return 0;
 	fsx_point(PT(HOLD_AFTER_ACQUIRE));
-	int64_t ms = w->wparam[HOLD_MS];
-	if (ms > 0 && w->wparam[HOLD_JITTER] > 0)
-		ms += (int64_t)prng_below(&w->rng, (uint64_t)(ms * w->wparam[HOLD_JITTER] / 100 + 1));
-	if (ms > 0) {
+	/* in us: exact at any --time-scale */
+	int64_t us = w->wparam_us ? w->wparam_us[HOLD_MS] : w->wparam[HOLD_MS] * 1000;
+	if (us > 0 && w->wparam[HOLD_JITTER] > 0)
+		us += (int64_t)prng_below(&w->rng, (uint64_t)(us * w->wparam[HOLD_JITTER] / 100 + 1));
+	if (us > 0) {
 		/* the watchdog must not count a chosen hold as lost progress */
-		atomic_store(&w->arena->w[w->id].excuse_ns, fsx_mono_ns() + ms * 1000000LL);
-		fsx_sleep_ms(ms);
+		atomic_store(&w->arena->w[w->id].excuse_ns, fsx_mono_ns() + us * 1000LL);
+		fsx_sleep_us(us);
 	}
 	fsx_point(PT(HOLD_BEFORE_RELEASE));
 	worker_release(w);

@@ -61,6 +61,7 @@ uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, i
 int worker_acquire(struct worker *w, int64_t attempt)
 {
 	fsx_reset_create();
+	fsx_failure_clear();
 	worker_log(w, EV_ATTEMPT, 0, attempt, 0, 0);
 	int r = w->lock.ops->acquire(&w->lock);
 	int err = errno;
@@ -72,7 +73,11 @@ int worker_acquire(struct worker *w, int64_t attempt)
 		worker_log(w, EV_BUSY, 0, 0, 0, 0);
 	} else {
 		w->lock.last_error = err;
-		worker_log(w, EV_ACQUIRE_ERROR, err, 0, 0, 0);
+		/* which call failed, and whether the protocol claims to absorb
+		 * that (no-escaped-error) */
+		int call = fsx_failed_call(err);
+		worker_log(w, EV_ACQUIRE_ERROR, err, call + 1,
+			   lock_absorbs(&w->lock, LOCK_OP_ACQUIRE, call, err), 0);
 	}
 	errno = err;
 	return r;
@@ -81,12 +86,16 @@ int worker_acquire(struct worker *w, int64_t attempt)
 int worker_release(struct worker *w)
 {
 	worker_log(w, EV_RELEASE_BEGIN, 0, 0, 0, 0);
+	fsx_failure_clear();
 	int r = w->lock.ops->release(&w->lock);
 	int err = errno;
-	if (r == 0)
+	if (r == 0) {
 		worker_log(w, EV_RELEASED, 0, 0, 0, 0);
-	else
-		worker_log(w, EV_RELEASE_ERROR, err, 0, 0, 0);
+	} else {
+		int call = fsx_failed_call(err);
+		worker_log(w, EV_RELEASE_ERROR, err, call + 1,
+			   lock_absorbs(&w->lock, LOCK_OP_RELEASE, call, err), 0);
+	}
 	errno = err;
 	return r;
 }
@@ -127,6 +136,7 @@ int worker_run(const struct worker_spec *sp)
 	w.arena = sp->arena;
 	w.workers = sp->workers;
 	w.wparam = sp->wparam;
+	w.wparam_us = sp->wparam_us;
 	snprintf(w.state_file, sizeof w.state_file, "%s", sp->state_file);
 	prng_seed(&w.rng, sp->seed, sp->id, sp->incarnation);
 	if (sp->journal_path) {
@@ -138,6 +148,7 @@ int worker_run(const struct worker_spec *sp)
 	if (sp->workload->reset) /* a fresh process has nothing to forget; explore's goes on */
 		sp->workload->reset();
 	lock_setup(&w.lock, sp->proto, w.state_file, sp->pvals, sp->id, &w.rng);
+	lock_setup_exact(&w.lock, sp->pvals_us);
 
 	struct fsx_binding b = sp->fsx;
 	b.worker = sp->id;

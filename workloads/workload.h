@@ -36,6 +36,7 @@ struct worker {
 	struct arena *arena;
 	unsigned workers;      /* the fleet's size */
 	const int64_t *wparam; /* resolved workload params */
+	const int64_t *wparam_us; /* the same, PU_MS in exact us; NULL: wparam x 1000 */
 	char state_file[PATH_MAX];
 };
 
@@ -102,8 +103,10 @@ struct worker_spec {
 	uint64_t seed;
 	const struct lock_ops *proto;     /* its protocol slot's revision ... */
 	const int64_t *pvals;             /* ... and that slot's resolved params */
+	const int64_t *pvals_us;          /* ... PU_MS in exact us (lock_setup_exact); may be NULL */
 	const struct workload_ops *workload;
 	const int64_t *wparam;            /* resolved workload params */
+	const int64_t *wparam_us;         /* ... PU_MS in exact us; may be NULL */
 	const char *state_file;
 	struct arena *arena;
 	const char *journal_path;         /* run: its mapped journal file; NULL: ... */
