@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "checker.h"
+#include "ck.h"
 
 #define LL_WORKERS 64
 
