@@ -26,6 +26,7 @@
  */
 #include "checker.h"
 #include "ck.h"
+#include "livelock.h"
 
 #include <errno.h>
 #include <stdarg.h>

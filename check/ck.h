@@ -250,7 +250,4 @@ void ck_stale_commit(struct ck *c, unsigned w, const struct jrec *r);
 void ck_read_begin(struct ck *c, unsigned w, const struct jrec *r);
 void ck_read_end(struct ck *c, unsigned w, const struct jrec *r);
 
-/* livelock.c (its public half is livelock.h, for the explorer's steps) */
-void ck_livelock(const struct check_input *in, struct check_result *out);
-
 #endif

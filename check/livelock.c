@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "checker.h"
-#include "ck.h"
 
 #define LL_WORKERS 64
 
