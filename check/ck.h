@@ -233,6 +233,7 @@ void ck_never_acquired(struct ck *c);
 /* orphan.c */
 void ck_objs_left(struct ck *c, unsigned w, const struct jrec *r);
 void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r);
+void ck_livelock(const struct check_input *in, struct check_result *out); /* livelock.c */
 
 /* writes.c */
 int ck_commit(struct ck *c, unsigned w, const struct jrec *r);
