@@ -20,11 +20,13 @@
  * the protocols judge staleness by the lock object's age, not by when its
  * holder noticed it had won.
  *
- * Cost: O(n * holders at once) for the walk, plus sorting the wait/hold
- * samples and the commits (O(n log n)); per-worker state is indexed by id.
+ * Cost: O(n * holders at once) for the walk, plus sorting the commits
+ * (O(n log n)); wait and hold times go to fixed-size histograms (hist.h);
+ * per-worker state is indexed by id.
  */
 #include "checker.h"
 #include "ck.h"
+#include "livelock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -126,39 +128,21 @@ int64_t ck_add_ms(int64_t sum, int64_t ms)
 
 int ck_push(struct ck_samples *s, uint64_t v)
 {
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 1024;
-		uint64_t *nv = realloc(s->v, nc * sizeof *nv);
-
-		if (!nv)
-			return -1;
-		s->v = nv;
-		s->cap = nc;
-	}
-	s->v[s->n++] = v;
-	return 0;
+	return hist_push(&s->h, v);
 }
 
-static int ck_u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* p50/p99 by nearest rank (the smallest sample with at least p of them at or below it). */
+/* p50/p99 by nearest rank (the smallest sample with at least p of them at or
+ * below it), from the histogram: within 1%, exact when that bucket's samples
+ * are equal; max exact. */
 static void ck_dist(struct ck_samples *s, struct dist *d)
 {
 	memset(d, 0, sizeof *d);
-	d->n = s->n;
-	if (!s->n)
+	d->n = s->h.n;
+	if (!s->h.n)
 		return;
-	qsort(s->v, s->n, sizeof *s->v, ck_u64_cmp);
-	size_t r50 = (s->n * 50 + 99) / 100, r99 = (s->n * 99 + 99) / 100;
-
-	d->p50 = ck_ms(s->v[(r50 ? r50 : 1) - 1]);
-	d->p99 = ck_ms(s->v[(r99 ? r99 : 1) - 1]);
-	d->max = ck_ms(s->v[s->n - 1]);
+	d->p50 = ck_ms(hist_rank(&s->h, 50));
+	d->p99 = ck_ms(hist_rank(&s->h, 99));
+	d->max = ck_ms(s->h.max);
 }
 
 static void ck_driver(struct ck *c, const struct jrec *r)
@@ -214,8 +198,12 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	struct check_result *o = c->out;
 	struct ck_worker *s = &c->w[w];
 
-	if (!c->seen_worker_rec || r->ns < c->first_ns)
+	/* throughput runs from the first op, not the first fork: with 2,048
+	 * workers the fork phase alone takes seconds */
+	if (r->type != EV_WORKER_START && (!c->seen_op || r->ns < c->first_ns)) {
 		c->first_ns = r->ns;
+		c->seen_op = 1;
+	}
 	if (!c->seen_worker_rec || r->ns > c->last_ns)
 		c->last_ns = r->ns;
 	if (!c->seen_worker_rec && ck_occupied(c) == 0)
@@ -352,8 +340,8 @@ static void ck_free(struct ck *c)
 {
 	free(c->w);
 	free(c->holders);
-	free(c->wait.v);
-	free(c->hold.v);
+	hist_free(&c->wait.h);
+	hist_free(&c->hold.h);
 	free(c->commits);
 	free(c->apps);
 	free(c->snapreads);
@@ -361,54 +349,69 @@ static void ck_free(struct ck *c)
 	free(c->viol_by);
 }
 
+/* One worker's figures for the by-revision split, counted during the walk. */
+struct ck_count {
+	uint64_t attempts, acquired, committed, busy, errors, lost, released, crashes, stalls;
+};
+
+static void ck_count_rec(struct ck_count *k, const struct jrec *r)
+{
+	switch (r->type) {
+	case EV_ATTEMPT: k->attempts++; break;
+	case EV_ACQUIRED: k->acquired++; break;
+	case EV_COMMIT: k->committed++; break;
+	case EV_BUSY: k->busy++; break;
+	case EV_ACQUIRE_ERROR: case EV_WRITE_ERROR: case EV_RELEASE_ERROR: k->errors++; break;
+	case EV_LOST: k->lost++; break;
+	case EV_RELEASED: k->released++; break;
+	case EV_FAULT:
+		if (r->a == FK_CRASH)
+			k->crashes++;
+		else if (r->a == FK_STALL || r->a == FK_STOP)
+			k->stalls++;
+		break;
+	default: break;
+	}
+}
+
 /* Every figure again, by revision, for a mixed-version fleet. */
-static void ck_by_revision(struct ck *c)
+static void ck_by_revision(struct ck *c, const struct ck_count *count)
 {
 	const struct check_input *in = c->in;
 	struct check_result *out = c->out;
-	if (!in->proto_of)
+	const char *const *rev_of = in->rev_of ? in->rev_of : in->proto_of;
+	if (!rev_of || !count)
 		return;
 	int *slot = calloc(in->workers ? in->workers : 1, sizeof *slot);
 	if (!slot)
 		return;
+	uint64_t released[CHECK_MAX_REVS] = { 0 };
 	for (unsigned w = 0; w < in->workers; w++) {
 		unsigned k;
 		for (k = 0; k < out->nrev; k++)
-			if (!strcmp(out->rev[k].name, in->proto_of[w]))
+			if (!strcmp(out->rev[k].name, rev_of[w]))
 				break;
 		if (k == out->nrev) {
 			if (out->nrev == CHECK_MAX_REVS) {
 				slot[w] = -1;
 				continue;
 			}
-			out->rev[out->nrev++].name = in->proto_of[w];
+			out->rev[out->nrev++].name = rev_of[w];
 		}
 		slot[w] = (int)k;
-		out->rev[k].workers++;
-		out->rev[k].violations += c->viol_by ? c->viol_by[w] : 0;
-	}
-	uint64_t released[CHECK_MAX_REVS] = { 0 };
-	for (size_t i = 0; i < in->n; i++) {
-		const struct jrec *r = &in->rec[i];
-		if (r->worker >= in->workers || slot[r->worker] < 0)
-			continue;
-		struct check_rev *v = &out->rev[slot[r->worker]];
-		switch (r->type) {
-		case EV_ATTEMPT: v->attempts++; break;
-		case EV_ACQUIRED: v->acquired++; break;
-		case EV_COMMIT: v->committed++; break;
-		case EV_BUSY: v->busy++; break;
-		case EV_ACQUIRE_ERROR: case EV_WRITE_ERROR: case EV_RELEASE_ERROR: v->errors++; break;
-		case EV_LOST: v->lost++; break;
-		case EV_RELEASED: released[slot[r->worker]]++; break;
-		case EV_FAULT:
-			if (r->a == FK_CRASH)
-				v->crashes++;
-			else if (r->a == FK_STALL || r->a == FK_STOP)
-				v->stalls++;
-			break;
-		default: break;
-		}
+		struct check_rev *v = &out->rev[k];
+		const struct ck_count *x = &count[w];
+		v->workers++;
+		v->violations += c->viol_by ? c->viol_by[w] : 0;
+		v->attempts += x->attempts;
+		v->acquired += x->acquired;
+		v->committed += x->committed;
+		v->busy += x->busy;
+		v->errors += x->errors;
+		v->lost += x->lost;
+		v->crashes += x->crashes;
+		v->stalls += x->stalls;
+		released[k] += x->released;
 	}
 	for (unsigned k = 0; k < out->nrev; k++) {
 		uint64_t ops = in->check_state ? out->rev[k].committed : released[k];
@@ -438,14 +441,14 @@ int check_run(const struct check_input *in, struct check_result *out)
 	}
 	out->inv[INV_JOURNAL_SEQ].applicable = in->check_seq != 0;
 	out->inv[INV_STALE_READ].applicable = in->check_stale_read != 0;
-	out->torn_bytes = in->torn_bytes;
 
 	c.in = in;
 	c.out = out;
 	c.w = calloc(nw ? nw : 1, sizeof *c.w);
 	c.viol_by = calloc(nw ? nw : 1, sizeof *c.viol_by);
 	c.holders = calloc(nw ? nw : 1, sizeof *c.holders);
-	if (!c.w || !c.holders)
+	struct ck_count *count = in->proto_of ? calloc(nw ? nw : 1, sizeof *count) : NULL;
+	if (!c.w || !c.holders || (in->proto_of && !count))
 		goto out_nomem;
 	c.last_busy_w = -1;
 	c.stretch_after = -1;
@@ -466,22 +469,43 @@ int check_run(const struct check_input *in, struct check_result *out)
 	c.stuck_bound_ms = c.stuck_on ? max_stale + max_budget + LIVENESS_GRACE_MS + ck_jump(&c) : 0;
 	c.stretch_open = 1; /* nobody holds at the start; started at the first record */
 
-	for (size_t i = 0; i < in->n; i++) {
-		const struct jrec *r = &in->rec[i];
+	/* one pass in seq order, from the array or from the source */
+	uint64_t last_seq = 0;
+	for (size_t i = 0;; i++) {
+		const struct jrec *r;
 
+		if (!in->rec && in->next) {
+			int k = in->next(in->next_ctx, &r);
+			if (k < 0)
+				goto out_err;
+			if (k == 0)
+				break;
+		} else if (i < in->n) {
+			r = &in->rec[i];
+		} else {
+			break;
+		}
+		last_seq = r->seq;
 		if (r->worker == JOURNAL_DRIVER) {
 			ck_driver(&c, r);
 			continue;
 		}
+		if (r->type == EV_ACQUIRE_ERROR && !c.has_acq_error) {
+			c.first_acq_error = *r;
+			c.has_acq_error = 1;
+		}
 		if (r->worker >= nw)
 			continue; /* not this run's worker */
+		if (count)
+			ck_count_rec(&count[r->worker], r);
 		if (ck_record(&c, r->worker, r) < 0)
 			goto out_nomem;
 	}
+	out->torn_bytes = in->torn_bytes;
 
 	/* attempts still open at the end are judged against the last record */
 	if (c.seen_worker_rec) {
-		struct jrec end = { .ns = c.last_ns, .seq = in->n ? in->rec[in->n - 1].seq : 0 };
+		struct jrec end = { .ns = c.last_ns, .seq = last_seq };
 
 		for (unsigned w = 0; w < nw; w++)
 			ck_attempt_end(&c, w, &end, "was still waiting when the journal ended");
@@ -501,12 +525,14 @@ int check_run(const struct check_input *in, struct check_result *out)
 		out->ops = c.appended;
 	else if (in->check_stale_read)
 		out->ops = out->committed + c.reads;
-	out->elapsed_s = c.seen_worker_rec ? (double)(c.last_ns - c.first_ns) / 1e9 : 0;
+	out->elapsed_s = c.seen_op && c.last_ns > c.first_ns ? (double)(c.last_ns - c.first_ns) / 1e9 : 0;
 	out->ops_per_s = out->elapsed_s > 0 ? (double)out->ops / out->elapsed_s : 0;
 	ck_dist(&c.wait, &out->wait);
 	ck_dist(&c.hold, &out->hold);
-	ck_by_revision(&c);
+	ck_by_revision(&c, count);
+	free(count);
 
+	ck_livelock(in, out);
 	out->pass = 1;
 	for (int i = 0; i < INV__COUNT; i++)
 		if (out->inv[i].applicable && out->inv[i].violations)
@@ -520,7 +546,10 @@ int check_run(const struct check_input *in, struct check_result *out)
 	return 0;
 
 out_nomem:
-	saved = errno ? errno : ENOMEM;
+	errno = errno ? errno : ENOMEM;
+out_err:
+	saved = errno ? errno : EIO;
+	free(count);
 	ck_free(&c);
 	out->pass = 0;
 	errno = saved;

@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+struct ck_step;
+
 #define CHECK_MAX_EXAMPLES 4
 
 struct check_example {
@@ -38,11 +40,20 @@ struct check_inv {
 struct check_input {
 	const struct jrec *rec;   /* sorted by seq */
 	size_t n;
+	/* Streaming instead of rec/n (when rec is NULL): one record at a time in
+	 * seq order: 1 and *r (valid until the next call), 0 at the end, -1 an
+	 * error with errno.  Nothing of the history is kept: the walk holds per
+	 * worker state, open holds and lock objects.  torn_bytes and unjudgeable
+	 * are read after the end, so a source may set them when it ends. */
+	int (*next)(void *ctx, const struct jrec **r);
+	void *next_ctx;
 	unsigned workers;
 	const int64_t *stale_ms;  /* per worker: the protocol's stale age (scaled), LS_NEVER if none */
 	const int64_t *budget_ms; /* per worker: the protocol's wait budget (scaled) */
 	const char *const *proto_of; /* per worker: protocol name (for examples and its declared
 	                              * flags, see protocols/lock.h); may be NULL */
+	const char *const *rev_of;   /* per worker: its revision for the figures by revision
+	                              * ("flock rev=legacy", a --param list); NULL: proto_of */
 	int64_t clock_jump_ms;    /* explore (virtual time): the execution's stalls, which move every
 	                           * worker's clock; budgets above stay the protocol's own; 0 in run */
 	int check_state;          /* the workload keeps a state file (update) */
@@ -53,6 +64,9 @@ struct check_input {
 	const char *final_snapshot; /* check_seq: the snapshot file's bytes at the end; NULL if missing */
 	size_t final_snapshot_len;
 	size_t torn_bytes;        /* from the journal reader */
+	const struct ck_step *steps; /* no-livelock (check/livelock.h): the explorer's steps, NULL: n/a */
+	size_t nsteps;
+	unsigned livelock_steps;  /* its limit; 0: 200 */
 	const char *unjudgeable;  /* why these records cannot be judged (a damaged journal, a run
 				     that never ended), NULL if they can: the result is INCOMPLETE */
 };

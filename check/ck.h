@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "../core/journal.h"
+#include "hist.h"
 #include "inv.h"
 
 struct check_input;
@@ -129,9 +130,9 @@ struct ck_obj {
 	int reported;           /* no-orphan-lock already counted it */
 };
 
+/* wait and hold durations (ns): a histogram, fixed memory (hist.h) */
 struct ck_samples {
-	uint64_t *v;
-	size_t n, cap;
+	struct hist h;
 };
 
 struct ck {
@@ -179,6 +180,10 @@ struct ck {
 	uint32_t max_op;
 	uint64_t max_seq;
 	uint64_t reads;
+	/* the first worker record of an acquire error (ck_never_acquired) */
+	int has_acq_error;
+	struct jrec first_acq_error;
+	int seen_op;            /* a worker record other than worker-start: first_ns is set */
 };
 
 /* LATER - EARLIER, 0 when LATER is not later. */

@@ -19,6 +19,7 @@ static const char *const check_inv_names[INV__COUNT] = {
 	[INV_STALE_READ] = "stale-read",
 	[INV_NO_PHANTOM_RESULT] = "no-phantom-result",
 	[INV_NO_ORPHAN_LOCK] = "no-orphan-lock",
+	[INV_NO_LIVELOCK] = "no-livelock",
 };
 
 const char *check_inv_name(enum inv_id id)
@@ -58,6 +59,8 @@ static const struct {
 	[INV_NO_ORPHAN_LOCK] = { "no lock object outlives every process that made it (died, or its release "
 				 "returned) by more than the stale age + jitter while a waiter, nobody else "
 				 "occupying the lock, waits its whole budget on it and gives up", 0 },
+	[INV_NO_LIVELOCK] = { "no worker takes more than 200 steps inside one op without a sleep or a change "
+			      "of the lock directory (judged on explore's steps; a schedule cut at --max-steps too)", 0 },
 };
 
 const char *check_inv_means(enum inv_id id)

@@ -262,12 +262,9 @@ void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
  * (a missing folder, a refused mkdir): never let it pass as clean. */
 void ck_never_acquired(struct ck *c)
 {
-	const struct jrec *first = NULL;
+	const struct jrec *first = c->has_acq_error ? &c->first_acq_error : NULL;
 	if (c->out->acquired || !c->out->attempts)
 		return;
-	for (size_t i = 0; i < c->in->n && !first; i++)
-		if (c->in->rec[i].type == EV_ACQUIRE_ERROR && c->in->rec[i].worker != JOURNAL_DRIVER)
-			first = &c->in->rec[i];
 	if (!first)
 		return;
 	ck_violation(c, INV_LIVENESS, first->worker, first->op, first->seq, -1, 0, 0,

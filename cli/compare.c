@@ -30,6 +30,7 @@
 #include "../report/junit.h"
 #include "../check/verdict.h"
 #include "../run/runcfg.h"
+#include "../run/rundir.h"
 
 #define MAX_REVS CFG_MAX_PROTOS
 #define MAX_INVS 32
@@ -267,6 +268,14 @@ static int parse(struct cmp *c, int argc, char **argv)
 		return usage("unexpected argument '%s' (see lockstorm compare --help)", argv[optind]);
 	if (!c->nrev)
 		return usage("-p A,B: name the protocol revisions to compare (see lockstorm list protocols)");
+	/* the output files are checked before any run: a typo is bad usage now, not
+	 * "cannot write" after the whole comparison */
+	const char *files[][2] = { { "--json", c->json }, { "--markdown", c->markdown }, { "--junit", c->junit } };
+	for (unsigned k = 0; k < sizeof files / sizeof files[0]; k++) {
+		char why[PATH_MAX + 200];
+		if (rundir_check_writable(files[k][1], files[k][0], why, sizeof why) != 0)
+			return usage("%s", why);
+	}
 	/* Every revision's run must parse: unknown protocols, bad options and
 	 * fault points are bad usage now, not a failure halfway through. */
 	static struct run_config cfg;

@@ -192,20 +192,36 @@ static int cmd_dump(int argc, char **argv)
 		return usage_error("%s", argc - optind ? "dump: one OUTDIR only: lockstorm dump OUTDIR"
 						    : "dump: usage: lockstorm dump OUTDIR");
 	const char *dir = argv[optind];
-	struct jrec *rec;
-	size_t n, torn;
+	struct journal_cursor *cur;
+	const struct jrec *r;
+	size_t torn = 0;
 	unsigned files;
-	if (journal_read_dir(dir, &rec, &n, &torn, &files) != 0)
+	if (journal_cursor_open(dir, &cur, &files) != 0)
 		return usage_error("dump: cannot read journals: %s", strerror(errno));
 	if (files == 0) {
-		free(rec);
+		journal_cursor_close(cur);
 		return usage_error("dump: no journals in %s/journal", dir);
 	}
-	for (size_t i = 0; i < n; i++)
-		journal_print_json(stdout, &rec[i]);
+	/* straight from the files in seq order, formatted into one big buffer */
+	static char out[1 << 20];
+	size_t used = 0;
+	int rc;
+	while ((rc = journal_cursor_next(cur, &r)) == 1) {
+		if (used > sizeof out - JOURNAL_JSON_MAX) {
+			fwrite(out, 1, used, stdout);
+			used = 0;
+		}
+		used += journal_format_json(out + used, r);
+	}
+	fwrite(out, 1, used, stdout);
+	if (rc == 0 && !journal_cursor_finish(cur, &torn, NULL, 0))
+		/* never written so (one process numbers its records in order) */
+		fprintf(stderr, "lockstorm: a journal is not in seq order: the lines are not sorted\n");
+	journal_cursor_close(cur);
+	if (rc < 0)
+		return usage_error("dump: cannot read journals: %s", strerror(errno));
 	if (torn)
 		fprintf(stderr, "lockstorm: %zu torn bytes skipped at journal tails\n", torn);
-	free(rec);
 	return 0;
 }
 

@@ -115,14 +115,20 @@ int sc_new(int argc, char **argv)
 		return 2;
 	}
 
-	char label[SC_NAME_MAX * 4] = "";
+	/* The revision's protocols, and its label: the same words, with an adapter's
+	 * "ext:NAME" as "ext-NAME" (a label is letters, digits and . _ - + ,). */
+	char protos[SC_NAME_MAX * 4] = "", label[SC_NAME_MAX * 4];
 	size_t ln = 0;
 	for (unsigned i = 0; i < cfg->nproto; i++)
-		ln += (size_t)snprintf(label + ln, ln < sizeof label ? sizeof label - ln : 0, "%s%s", i ? "," : "",
+		ln += (size_t)snprintf(protos + ln, ln < sizeof protos ? sizeof protos - ln : 0, "%s%s", i ? "," : "",
 				       cfg->proto[i]->name);
+	snprintf(label, sizeof label, "%s", protos);
+	for (char *c = label; *c; c++)
+		if (*c == ':')
+			*c = '-';
 	if (!sc_name_ok(label, 1)) {
 		fprintf(stderr, "lockstorm: scenario new: the protocol list '%s' is too long for a revision label\n",
-			label);
+			protos);
 		runcfg_unload(cfg);
 		free(cfg);
 		return 2;
@@ -149,7 +155,10 @@ int sc_new(int argc, char **argv)
 			one_line(obs.example[k]);
 			fprintf(f, "story %s: %s\n", check_inv_name((enum inv_id)k), obs.example[k]);
 		}
-	fprintf(f, "\nrevision %s\n", label);
+	if (strcmp(label, protos))
+		fprintf(f, "\nrevision %s %s\n", label, protos);
+	else
+		fprintf(f, "\nrevision %s\n", label);
 	if (obs.pass)
 		fprintf(f, "expect %s pass\n", label);
 	else {

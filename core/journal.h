@@ -58,7 +58,8 @@ enum ev_type {
 	EV__COUNT
 };
 
-#define JOURNAL_MAGIC 0x4c53u /* "LS" */
+#define JOURNAL_MAGIC 0x4c43u    /* "CL": format 2, CRC32C checksums */
+#define JOURNAL_MAGIC_V1 0x4c53u /* "SL": format 1 (FNV-style checksums), still read */
 #define JOURNAL_DRIVER 0xffffu /* worker id of the driver's own journal */
 
 struct jrec {
@@ -82,6 +83,8 @@ struct journal {
 	unsigned char *map;   /* mapped mode: the current window of the file, else NULL */
 	uint64_t map_off;     /* file offset of the window */
 	size_t pos;           /* next record's offset inside the window */
+	size_t ready;         /* window bytes faulted in so far (from its start) */
+	size_t chunk;         /* bytes the next growth faults in */
 	struct journal_mem *mem; /* memory mode (explore): records go to a shared buffer */
 };
 
@@ -122,6 +125,7 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 /* Write a fully formed record (seq/ns already set); checksum is filled in. */
 int journal_write(struct journal *j, struct jrec *r);
 
+/* CRC32C of the 60 bytes before `check` (format 1 records: its old hash). */
 uint32_t journal_checksum(const struct jrec *r);
 int journal_valid(const struct jrec *r);
 
@@ -138,8 +142,27 @@ int journal_read_dir(const char *outdir, struct jrec **out, size_t *n, size_t *t
 int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, size_t *torn,
 			     unsigned *files, char *damaged, size_t dlen);
 
+/* Streaming: the records of every *.bin under DIR/journal in seq order, one
+ * at a time, holding a small buffer per file and nothing of the history.
+ *   journal_cursor_open(outdir, &c, &files)  0, or -1 errno
+ *   journal_cursor_next(c, &r)   1 (r valid until the next call), 0 at the end, -1 errno
+ *   journal_cursor_finish(c, &torn, damaged, dlen)  after the end: torn bytes, damage as
+ *       journal_read_dir_checked says it; returns 1, or 0 when some file was not in seq
+ *       order (what came out was not sorted: read it with journal_read_dir instead)
+ *   journal_cursor_close(c) */
+struct journal_cursor;
+int journal_cursor_open(const char *outdir, struct journal_cursor **c, unsigned *files);
+int journal_cursor_next(struct journal_cursor *c, const struct jrec **r);
+size_t journal_cursor_total(const struct journal_cursor *c); /* whole records the files held */
+int journal_cursor_finish(struct journal_cursor *c, size_t *torn, char *damaged, size_t dlen);
+void journal_cursor_close(struct journal_cursor *c);
+
 /* Print one record as a JSON line. */
 void journal_print_json(FILE *f, const struct jrec *r);
+/* The same line (newline included, then a NUL) into BUF, which has room for
+ * JOURNAL_JSON_MAX bytes; returns its length without the NUL. */
+#define JOURNAL_JSON_MAX 2048
+size_t journal_format_json(char *buf, const struct jrec *r);
 
 /* The sequence source: journal_log uses this; the arena installs it. */
 extern uint64_t (*journal_next_seq)(void);

@@ -101,6 +101,9 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 		w->wake_ns = 0;
 		w->point = NULL;
 		w->path[0] = w->path2[0] = '\0';
+		memset(&w->xf, 0, sizeof w->xf);
+		w->skew_ms = w->coarse_ms = 0;
+		w->other_host = 0;
 	}
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
@@ -200,6 +203,25 @@ void sched_step(int fsop, const char *path, const char *path2)
 	copy_path(me->path, path);
 	copy_path(me->path2, path2);
 	yield(SS_STEP);
+	sched_xf = me->xf;
+	me->xf.kind = SXF_NONE;
+}
+
+struct sched_xf sched_xf;
+
+int64_t sched_skew_ms(void)
+{
+	return me ? me->skew_ms : 0;
+}
+
+int64_t sched_coarse_ms(void)
+{
+	return me ? me->coarse_ms : 0;
+}
+
+int sched_other_host(void)
+{
+	return me && me->other_host;
 }
 
 void sched_result(int r, int err)

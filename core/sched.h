@@ -64,6 +64,23 @@ enum sched_state {
 	SS_DONE,      /* finished this execution (or was killed: pid 0); waits for the next */
 };
 
+/* A fault the controller chose for a granted step (explore's fault choices,
+ * explore/engine.c): the worker applies it through the seam's own code
+ * (faults/fsx_fault.c, fsx_xf_apply). */
+enum sched_xf_kind {
+	SXF_NONE,
+	SXF_ERRNO,     /* the call fails with err without acting */
+	SXF_SHORT,     /* a write: `bytes` bytes land, then err (ENOSPC) */
+	SXF_SPLIT,     /* a write: `bytes` bytes land, then the rest as a step of its own */
+	SXF_PID_ALIVE, /* kill -0 of a dead pid says alive (pid reuse) */
+	SXF_PID_DEAD,  /* kill -0 of a live pid says ESRCH (another pid namespace) */
+};
+struct sched_xf {
+	uint8_t kind;                /* enum sched_xf_kind */
+	int32_t err;
+	int64_t bytes;
+};
+
 struct sched_slot {
 	_Atomic uint32_t state;
 	_Atomic uint32_t grant;      /* futex the worker waits on: +1 per grant */
@@ -77,6 +94,10 @@ struct sched_slot {
 	const char *point;           /* last fsx_point passed (a literal: same address everywhere) */
 	char path[SCHED_PATH];
 	char path2[SCHED_PATH];
+	struct sched_xf xf;          /* set before a grant: the fault the granted step suffers */
+	int64_t skew_ms;             /* from a skew choice on: the worker's clock reads this far off */
+	int64_t coarse_ms;           /* from a coarse-mtime choice on: its stat's times in these steps */
+	uint8_t other_host;          /* from an other-host choice on: it plays a second machine */
 } __attribute__((aligned(64)));
 
 struct sched {
@@ -114,6 +135,13 @@ void sched_point(const char *name);
 void sched_finish(void);
 int64_t sched_now_ns(void);
 int64_t sched_now_ms(void);   /* wall-clock ms: SCHED_EPOCH_MS + now */
+/* The fault the last granted step suffers (a copy taken at the grant; kind
+ * SXF_NONE mostly); the seam clears it once applied. */
+extern struct sched_xf sched_xf;
+/* This worker's sticky choices (0: none): clock skew, coarse file times, other host. */
+int64_t sched_skew_ms(void);
+int64_t sched_coarse_ms(void);
+int sched_other_host(void);
 /* Is pid one of this execution's workers, and alive?  -1: not a worker's pid. */
 int sched_pid_alive(pid_t pid);
 

@@ -32,7 +32,16 @@
 #include "../core/sched.h"
 #include "xint.h"
 
-const char *const kind_names[] = { "run", "stall", "crash", "pause" };
+const char *const kind_names[XK__COUNT] = { "run", "stall", "crash", "pause", "errno", "short-write", "split-write",
+					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host" };
+
+int x_kind_parse(const char *name)
+{
+	for (int k = 0; name && k < XK__COUNT; k++)
+		if (!strcmp(name, kind_names[k]))
+			return k;
+	return -1;
+}
 /* A signature of the shrunk failure: invariant + the story's steps. */
 uint64_t failure_sig(const struct explorer *ex, const struct xexec *x)
 {
@@ -100,6 +109,11 @@ json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *f
 				      "w", (json_int_t)x->dev[i].w);
 		if (x->dev[i].kind == XK_STALL || x->dev[i].kind == XK_PAUSE) /* how long: a multiple of the stale age */
 			json_object_set_new(c, "stall", json_real(cfg->stallv[x->dev[i].m]));
+		if (x->dev[i].kind == XK_ERRNO)
+			json_object_set_new(c, "err", json_string(x_err_names[x->dev[i].m % X_NERRS]));
+		if (x->dev[i].kind == XK_SKEW) /* ahead (+) or behind (-), in stale ages */
+			json_object_set_new(c, "skew", json_real((x->dev[i].m & 1 ? -1 : 1) *
+								 cfg->stallv[(x->dev[i].m / 2) % cfg->nstallv]));
 		json_array_append_new(ch, c);
 	}
 	json_object_set_new(o, "schema", json_string("lockstorm-cex/1"));
@@ -128,6 +142,10 @@ json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *f
 	json_object_set_new(o, "max_stalls", json_integer(cfg->max_stalls));
 	json_object_set_new(o, "max_crashes", json_integer(cfg->max_crashes));
 	json_object_set_new(o, "max_steps", json_integer(cfg->max_steps));
+	json_t *mf = json_object();
+	for (int k = XK_ERRNO; k < XK__COUNT; k++)
+		json_object_set_new(mf, kind_names[k], json_integer(cfg->maxf[k]));
+	json_object_set_new(o, "max_faults", mf);
 	json_object_set_new(o, "choices", ch);
 	json_object_set_new(o, "invariant", json_string(x->inv >= 0 ? check_inv_name((enum inv_id)x->inv) : ""));
 	json_t *exs = json_array();
@@ -146,6 +164,9 @@ json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *f
 	x_fs_type(base, fs, sizeof fs);
 	json_object_set_new(o, "dir", json_string(base)); /* replay makes its scratch directory there too */
 	json_object_set_new(o, "fs", json_string(fs));
+	char pers[160];
+	mfs_pers_format(&cfg->fs, pers, sizeof pers);
+	json_object_set_new(o, "filesystem", json_string(pers)); /* what the workers saw: replay uses it */
 	json_object_set_new(o, "found_by", json_pack("{s:s,s:I}", "strategy", found_by, "schedule",
 						     (json_int_t)schedule));
 	return o;
@@ -168,6 +189,24 @@ static int cex_uint(json_t *o, const char *key, json_int_t lo, json_int_t hi, un
 static int cex_stall_ok(json_t *v)
 {
 	return json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) <= 1000;
+}
+
+/* The file system the workers saw.  A file from before the model was found
+ * on the real one (its "fs" says which): it replays on the model playing that
+ * one, so its verdict no longer depends on the host (tmpfs: numbers never
+ * reused; ext4 and the rest: reused at once; a listing was one step). */
+static int cex_fs(json_t *o, struct xcfg *cfg, const char *path, char *why, size_t len)
+{
+	json_t *j = json_object_get(o, "filesystem");
+	const char *spec = json_string_value(j), *host = json_string_value(json_object_get(o, "fs"));
+	char msg[512];
+	if (j && !spec)
+		return runcfg_fail(why, len, "%s: filesystem: want a string (real, model:...)", path);
+	if (!spec)
+		spec = host && !strcmp(host, "tmpfs") ? "model:tmpfs" : "model:ext4,readdir=snapshot";
+	if (mfs_pers_parse(spec, &cfg->fs, msg, sizeof msg))
+		return runcfg_fail(why, len, "%s: filesystem: %s", path, msg);
+	return 0;
 }
 
 /* Every value is bounded as explore's options bound it: a file people edit and
@@ -262,6 +301,18 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 	    cex_uint(o, "max_crashes", 0, 16, &cfg->max_crashes, path, why, len) ||
 	    cex_uint(o, "max_steps", 10, 1000000, &cfg->max_steps, path, why, len))
 		return -1;
+	if (cex_fs(o, cfg, path, why, len))
+		return -1;
+	/* the other kinds' budgets; a file from before them has none: they were not choices */
+	json_t *mf = json_object_get(o, "max_faults");
+	for (int k = XK_ERRNO; k < XK__COUNT; k++) {
+		json_t *v = json_object_get(mf, kind_names[k]);
+		json_int_t nv = json_integer_value(v);
+		if (v && (!json_is_integer(v) || nv < 0 || nv > 16))
+			return runcfg_fail(why, len, "%s: max_faults.%s: want 0 to 16", path, kind_names[k]);
+		cfg->maxf[k] = (unsigned)nv;
+	}
+	cfg->maxf_set = 1;
 	const char *inv = json_string_value(json_object_get(o, "invariant"));
 	if (inv && inv[0] && parse_invariants(inv, &cfg->want, why, len))
 		return -1;
@@ -279,13 +330,10 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 		json_t *jat = json_object_get(c, "at"), *jw = json_object_get(c, "w");
 		json_int_t at = json_integer_value(jat);
 		json_int_t w = json_integer_value(jw);
-		int kind = -1;
-		for (int j = 0; k && j < 4; j++)
-			if (!strcmp(k, kind_names[j]))
-				kind = j;
+		int kind = x_kind_parse(k);
 		if (kind < 0 || !json_is_integer(jat) || !json_is_integer(jw) || at < 0 || at > UINT32_MAX || w < 0 ||
 		    w >= n || (i && at <= (json_int_t)(*dev)[i - 1].at))
-			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|pause|crash, "
+			return runcfg_fail(why, len, "%s: choice %zu: want {\"at\": increasing N, \"do\": run|stall|pause|crash|errno|..., "
 				     "\"w\": a worker}", path, i + 1);
 		unsigned m = 0;
 		if ((kind == XK_STALL || kind == XK_PAUSE) && json_is_number(json_object_get(c, "stall"))) {
@@ -294,6 +342,22 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 				;
 			if (m == cfg->nstallv)
 				return runcfg_fail(why, len, "%s: choice %zu stalls %g x stale, not one of the file's \"stall\"",
+					     path, i + 1, v);
+		}
+		if (kind == XK_ERRNO) {
+			const char *e = json_string_value(json_object_get(c, "err"));
+			for (m = 0; m < X_NERRS && (!e || strcmp(e, x_err_names[m])); m++)
+				;
+			if (m == X_NERRS)
+				return runcfg_fail(why, len, "%s: choice %zu: errno without a known \"err\" (EPERM, EACCES, ...)",
+					     path, i + 1);
+		}
+		if (kind == XK_SKEW) {
+			double v = json_number_value(json_object_get(c, "skew"));
+			for (m = 0; m < 2 * cfg->nstallv && fabs((m & 1 ? -1 : 1) * cfg->stallv[m / 2] - v) > 1e-9; m++)
+				;
+			if (m == 2 * cfg->nstallv)
+				return runcfg_fail(why, len, "%s: choice %zu skews %g x stale, not one of the file's \"stall\"",
 					     path, i + 1, v);
 		}
 		(*dev)[i] = (struct xchoice){ (uint32_t)at, (uint8_t)kind, (uint8_t)w, (uint8_t)m };

@@ -31,6 +31,8 @@
 #include "../run/runcfg.h"
 #include "../core/sched.h"
 #include "xint.h"
+#include "mfs.h"
+#include "../faults/fsx_backend.h"
 
 struct xshape shape_even(unsigned n, unsigned ops)
 {
@@ -112,18 +114,18 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 	unsigned slot = cfg_proto_slot(&cfg->run, id);
 	struct worker_spec sp = {
 		.id = id,
-		.pid = SCHED_VPID_BASE + (int)id,
+		.pid = SCHED_VPID_BASE + (int)cfg_pid_worker(&cfg->run, id),
 		.workers = ex->s->n,
 		.seed = cfg->run.seed,
 		.proto = cfg->run.proto[slot],
 		.pvals = cfg->run.pvals[slot],
 		.workload = cfg->run.workload,
-		.wparam = cfg->run.wvals,
+		.wparam = cfg_wparam(&cfg->run, id),
 		.state_file = ex->state_file,
 		.arena = ex->arena,
 		.jmem = &ex->s->jmem,
 		.ops = ex->s->ops[id],
-		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)id, .sched = ex->s },
+		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)cfg_pid_worker(&cfg->run, id), .sched = ex->s },
 	};
 	if (worker_run(&sp) != 0)
 		_exit(3);
@@ -137,6 +139,7 @@ static _Noreturn void x_worker(struct explorer *ex, unsigned id)
 	signal(SIGPIPE, SIG_IGN);
 	journal_clock_ns = x_clock;
 	sched_attach(ex->s, id);
+	mfs_attach((int)id);
 	for (;;) {
 		sched_finish(); /* ready: wait for the start of an execution */
 		x_worker_exec(ex, id);
@@ -196,6 +199,11 @@ static void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_
 	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
 }
 
+void x_log_fault(struct explorer *ex, unsigned w, uint32_t op, int kind, const char *point, int64_t c)
+{
+	x_log(ex, w, op, EV_FAULT, kind, (int64_t)point_hash(point), c);
+}
+
 static void x_check(struct explorer *ex, struct xexec *x);
 
 /* Run one execution of N workers x OPS ops; CHOOSE picks at every decision.
@@ -213,13 +221,18 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	x->why[0] = '\0';
 	ex->cfg->run.workers = n;
 
-	if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
+	if (mfs_on())
+		mfs_reset();
+	else if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
 	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0)
 		return x_harness(x, "workload setup: %s", strerror(errno));
-	nftw(ex->store, stamp_entry, 16, FTW_PHYS); /* what setup made is as old as the clock */
+	if (mfs_on()) /* what setup made is as old as the clock, and on disk */
+		mfs_settle(SCHED_EPOCH_MS * 1000000LL);
+	else
+		nftw(ex->store, stamp_entry, 16, FTW_PHYS);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
 	fflush(NULL);
@@ -268,7 +281,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	}
 
 	int current = -1, barred = -1;
-	unsigned stalls = 0, crashes = 0;
+	unsigned stalls = 0, crashes = 0, used[XK__COUNT] = { 0 };
 	uint32_t run_steps = 0;
 	size_t blocked_at[SCHED_MAX_WORKERS] = { 0 };
 	int64_t pause_until[SCHED_MAX_WORKERS] = { 0 }; /* pause: not before this virtual time */
@@ -341,7 +354,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			x_kill_all(ex, n);
 			break;
 		}
-		if (x->nstep >= ex->cfg->max_steps) {
+		if (x->nstep >= ex->cfg->max_steps) { /* judged by the prefix invariants and no-livelock */
 			x->outcome = XO_BOUND;
 			snprintf(x->why, sizeof x->why, "stopped at the step bound (%u steps)", ex->cfg->max_steps);
 			x_kill_all(ex, n);
@@ -371,6 +384,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			for (unsigned i = 0; i < n; i++)
 				if (live[i])
 					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)i, 0 };
+		nopt = x_fault_opts(ex, opt, nopt, enabled, live, used);
 		struct xdec d = { x->decisions, opt, nopt, nrun, current, cur_en, run_steps };
 		unsigned pick = choose(ctx, &d);
 		if (pick >= nopt)
@@ -399,7 +413,19 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 		st->rec_from = st->rec_to = s->jmem.n;
 		memcpy(st->path, sl->path, sizeof st->path);
 		memcpy(st->path2, sl->path2, sizeof st->path2);
-		if (st->kind == XK_RUN) {
+		if (st->kind != XK_RUN && x_ran(st->kind)) { /* a fault at the step: the worker applies it */
+			used[st->kind]++;
+			sl->xf = x_step_fault(ex, st, w);
+			if (st->kind == XK_SPLIT) { /* the rest of the write comes after the others went on */
+				pause_until[w] = now + st->ms * 1000000LL;
+				x->stall_ms += st->ms; /* a pause of its own, as a pause choice's */
+				x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/pause"), st->ms);
+			}
+		} else if (st->kind >= XK_SWEEP) {
+			used[st->kind]++;
+			x_sticky(ex, st, w);
+		}
+		if (x_ran(st->kind)) {
 			atomic_store(&s->now_ns, now + X_STEP_NS);
 			run_steps++;
 			current = (int)w;
@@ -407,6 +433,8 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			if (x_quiet(ex, x))
 				goto fail;
 			last = st;
+		} else if (st->kind >= XK_SWEEP) {
+			st->rec_to = s->jmem.n;
 		} else if (st->kind == XK_STALL) {
 			/* it is descheduled while the clock moves past the stale age */
 			int64_t ms = (int64_t)llround(ex->cfg->stallv[st->m] * (double)ex->stall_base[w]);
@@ -438,6 +466,8 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 					;
 			}
 			sl->pid = 0;
+			if (mfs_on()) /* its descriptors close */
+				mfs_proc_gone((int)w);
 			atomic_store(&sl->state, SS_DONE);
 			x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);
 			st->rec_to = s->jmem.n;
@@ -450,7 +480,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	if (x->decisions > ex->kest)
 		ex->kest = x->decisions;
 	ex->dsum += x->decisions;
-	if (!ex->body && (x->outcome == XO_PASS || x->outcome == XO_FAIL)) /* a cut schedule is not judged */
+	if (!ex->body)
 		x_check(ex, x);
 	return 0;
 fail:
@@ -462,13 +492,13 @@ static void x_check(struct explorer *ex, struct xexec *x)
 {
 	const struct xcfg *cfg = ex->cfg;
 	size_t flen = 0, slen = 0;
-	char *final = fsutil_slurp(ex->state_file, &flen);
+	char *final = mfs_on() ? mfs_slurp(ex->state_file, &flen) : fsutil_slurp(ex->state_file, &flen);
 	unsigned f = cfg->run.workload->flags;
 	char *snap = NULL;
 	if (f & WL_CHECK_SEQ) { /* the append workload's snapshot, judged against the journal */
 		char sp[PATH_MAX + 64];
 		append_snapshot_path(ex->state_file, sp, sizeof sp);
-		snap = fsutil_slurp(sp, &slen);
+		snap = mfs_on() ? mfs_slurp(sp, &slen) : fsutil_slurp(sp, &slen);
 	}
 	struct check_input in = {
 		.rec = ex->s->jmem.rec,
@@ -477,6 +507,7 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.stale_ms = ex->stale_ms,
 		.budget_ms = ex->budget_ms,
 		.proto_of = ex->proto_of,
+		.rev_of = ex->rev_of,
 		.clock_jump_ms = x->stall_ms, /* a stall moves everyone's clock: it is not their wait */
 		.check_state = (f & WL_CHECK_STATE) != 0,
 		.check_seq = (f & WL_CHECK_SEQ) != 0,
@@ -486,8 +517,12 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.final_snapshot = snap,
 		.final_snapshot_len = slen,
 	};
-	int deadlock = x->outcome == XO_FAIL;
+	int deadlock = x->outcome == XO_FAIL, cut = x->outcome == XO_BOUND;
+	struct ck_step *ll = x_livelock_steps(ex, x, &in.nsteps);
+	in.steps = ll;
+	in.livelock_steps = X_LIVELOCK_STEPS;
 	int cr = check_run(&in, &x->res);
+	free(ll);
 	free(final);
 	free(snap);
 	if (cr != 0) {
@@ -496,14 +531,28 @@ static void x_check(struct explorer *ex, struct xexec *x)
 	}
 	if (deadlock)
 		return;
-	/* the first violated invariant among those asked for (--invariant) */
+	/* the first violated invariant among those asked for (--invariant); a cut
+	 * schedule only by those a prefix can break */
 	for (int i = 0; i < INV__COUNT && !x->res.pass; i++)
-		if (x->res.inv[i].applicable && x->res.inv[i].violations &&
+		if (x->res.inv[i].applicable && x->res.inv[i].violations && (!cut || x_prefix_inv(i)) &&
 		    (!cfg->want || (cfg->want & (1u << i)))) {
 			x->outcome = XO_FAIL;
 			x->inv = i;
 			break;
 		}
+	if (x->outcome == XO_FAIL && x->inv == INV_LIVENESS && x_injected_only(x)) {
+		/* "no attempt ever took the lock" because an errno the explorer chose
+		 * reached the caller: whether the protocol should have absorbed it is
+		 * no-escaped-error's to judge, not liveness's (flock would fail too) */
+		x->outcome = XO_PASS;
+		x->inv = -1;
+	}
+	if (x->outcome == XO_FAIL && x->inv == INV_NO_LIVELOCK) { /* the loop's length, for the story */
+		struct check_example *e = &x->res.inv[INV_NO_LIVELOCK].ex[0];
+		unsigned p = x_livelock_period(ex, x, (unsigned)e->worker[0], (size_t)e->seq[1]);
+		size_t l = strlen(e->text);
+		snprintf(e->text + l, sizeof e->text - l, ", repeating every %u step%s", p, p == 1 ? "" : "s");
+	}
 }
 
 /* ---- the explorer's own setup ---- */
@@ -537,6 +586,11 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 	if (!ex->s || !ex->arena || !ex->pairs)
 		return runcfg_fail(why, len, "cannot set up the scheduler: %s", strerror(errno));
 	clock_s = ex->s;
+	if (cfg->fs.model) { /* the modelled file system, shared with the workers forked later */
+		if (mfs_open(ex->store, &cfg->fs, ex->s) != 0)
+			return runcfg_fail(why, len, "cannot map the modelled file system: %s", strerror(errno));
+		fsx_backend = mfs_backend();
+	}
 	ex->s->yield_points = cfg->points;
 	journal_clock_ns = x_clock;
 	journal_point_name = point_name;
@@ -549,6 +603,7 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 		ex->budget_ms[i] = lk.ops->wait_budget_ms(&lk);
 		ex->stall_base[i] = worker_stale_ms(&lk);
 		ex->proto_of[i] = lk.ops->name;
+		ex->rev_of[i] = cfg_slot_label(&cfg->run, i);
 	}
 	return 0;
 }
@@ -559,6 +614,8 @@ void explorer_close(struct explorer *ex)
 		x_kill_all(ex, SCHED_MAX_WORKERS);
 	if (ex->xdir[0])
 		fsutil_rm_tree(ex->xdir);
+	fsx_backend = NULL;
+	mfs_close();
 	sched_destroy(ex->s);
 	arena_destroy(ex->arena);
 	free(ex->pairs);

@@ -28,14 +28,28 @@ extern "C" {
  * (every worker sees the time gone by); pause: the worker is descheduled for
  * K stale ages while the others go on through the times in between; crash:
  * SIGKILL at its step. */
-enum xkind { XK_RUN, XK_STALL, XK_CRASH, XK_PAUSE };
+enum xkind {
+	XK_RUN, XK_STALL, XK_CRASH, XK_PAUSE,
+	/* the fault engine's kinds as choices (docs/explore.md "Faults"): at w's announced step */
+	XK_ERRNO,     /* the call fails with an errno (m: index in the explorer's errno table) */
+	XK_SHORT,     /* a write: a few bytes land, then ENOSPC (torn) */
+	XK_SPLIT,     /* a write: a few bytes land, w pauses, the rest lands later (others go on) */
+	XK_PIDREUSE,  /* kill -0 of a dead holder's pid says alive (the pid was reused) */
+	XK_PIDDEAD,   /* kill -0 of a live holder's pid says ESRCH (another pid namespace) */
+	/* ... and at any decision, from then on */
+	XK_SWEEP,     /* a sweeper removes the empty folders beside the lock (never a lock object) */
+	XK_SKEW,      /* w's clock reads +-K stale ages off (m: 2 x the --stall index, +1 behind) */
+	XK_COARSE,    /* w's stat sees file times in whole 2 s steps */
+	XK_OTHERHOST, /* w plays a second machine (its hostname reads differ) */
+	XK__COUNT
+};
 
 /* One deviation from the default schedule: at decision `at`, do `kind` to worker `w`. */
 struct xchoice {
 	uint32_t at;
 	uint8_t kind;
 	uint8_t w;
-	uint8_t m;   /* stall, pause: which of the run's --stall multiples */
+	uint8_t m;   /* stall, pause: which of the run's --stall multiples; errno, skew: as above */
 };
 
 /* Delta debugging (Zeller & Hildebrandt): shrink ITEMS (n elements of SIZE

@@ -32,6 +32,8 @@
 #include "../core/sched.h"
 #include "xint.h"
 
+enum { OPT_FS = 480 }; /* --fs (apart from xint.h's list, which others extend) */
+
 /* ---- configuration ---- */
 
 static const char explore_usage[] =
@@ -43,27 +45,43 @@ static const char explore_usage[] =
 	"a multiple of the stall-ed worker's stale age) and a crash (SIGKILL at a step) are choices\n"
 	"too.  A failure is shrunk, printed as a story and saved for `lockstorm replay`.\n"
 	"\n"
-	"  -p, --protocol P[,P..]   protocol revision(s) (default mkdir-owner; a list makes a mixed fleet)\n"
+	"  -p, --protocol P[,P..]   protocol revision(s) (default mkdir-owner; a list makes a mixed fleet);\n"
+	"                           ext:NAME explores the real library (Node, Python adapters: every fs call a\n"
+	"                           step, time virtual; one adapter; docs/external-workers.md)\n"
 	"  -w, --workload W         update (default), hold, append, generation\n"
 	"  -n, --workers N          worker processes, 1 to 16 (default 2)\n"
 	"      --ops N              operations per worker (default 2)\n"
 	"      --param K=V          a protocol or workload parameter (real time: no --time-scale)\n"
 	"  -s, --seed S             seed of the search and of the workers' names and tokens (default 1)\n"
 	"      --strategy S         random (default) | pct:d=N (PCT, bug depth N, default 3) |\n"
-	"                           dfs:preempt=N (every schedule with at most N preemptions)\n"
+	"                           dfs:preempt=N (every schedule with at most N preemptions) |\n"
+	"                           guided (keep schedules that reach new coverage, mutate them)\n"
+	"  -j, --jobs N             N explorer processes (one per core; default 1), each taking every\n"
+	"                           Nth schedule; their findings merged (random, pct, guided)\n"
 	"      --schedules N        stop after N schedules (default 20000; dfs: until exhausted)\n"
 	"      --time-budget D      stop after D of wall time (default 60s)\n"
 	"      --all                go on after a failure; report each distinct one (default: stop)\n"
-	"      --max-stalls N       stalls per schedule (default 1)\n"
-	"      --max-crashes N      crashes per schedule (default 1)\n"
+	"      --max-faults K=N[,K=N..]  faults of each kind per schedule (0 turns one off; `all=N`\n"
+	"                           sets every kind): stall, crash, errno (an fs call fails: EPERM,\n"
+	"                           EACCES, ENOSPC, ENOENT at mkdir, ...), short-write (10 bytes land,\n"
+	"                           then ENOSPC), split-write (10 bytes land, the writer pauses, the\n"
+	"                           rest lands later), pid-reuse (a dead holder's pid answers alive),\n"
+	"                           pid-dead (a live holder's pid answers ESRCH), sweep (the empty\n"
+	"                           folders beside the lock are removed), skew (a worker's clock runs\n"
+	"                           +-K stale ages off), coarse-mtime (its stat sees 2 s steps),\n"
+	"                           other-host (it plays a second machine).  Default 1 of each\n"
+	"                           (dfs: stall and crash only, unless this option is given)\n"
+	"      --max-stalls N       the same as --max-faults stall=N\n"
+	"      --max-crashes N      the same as --max-faults crash=N\n"
 	"      --stall K[,K..]      a stall moves the clock K x the stale age; several: the strategy\n"
-	"                           picks one per stall (default 1.5)\n"
+	"                           picks one per stall (default 0.5,1.5: below and above the stale\n"
+	"                           age); a skew is one of them ahead or behind\n"
 	"      --pauses             a stall may also be a pause: the worker is descheduled while the\n"
 	"                           others go on through the times in between (the clock moves with\n"
 	"                           their sleeps), instead of the clock jumping for all at once\n"
 	"      --points             every protocol point is a decision too, so a stall or a crash can\n"
 	"                           land between a step and the decision taken from it (slower)\n"
-	"      --max-steps N        steps per schedule before it is cut off (default 2000)\n"
+	"      --max-steps N        steps per schedule before it is cut off and judged (default 20000)\n"
 	"      --invariant I[,I..]  look for violations of these only (default: any); e.g.\n"
 	"                           no-lost-writes to find a lost write where a double holder comes first\n"
 	"      --no-shrink          save failures as found\n"
@@ -72,6 +90,12 @@ static const char explore_usage[] =
 	"      --json FILE          a summary: schedules, rate, failures, coverage\n"
 	"      --junit FILE         JUnit XML: a testcase per invariant, failing with its counterexamples\n"
 	"      --dir DIR            where to make the scratch directory (default /dev/shm, else /tmp)\n"
+	"      --fs real|model[:P]  the file system the workers see: model (default) is the modelled\n"
+	"                           one (docs/explore.md), P a preset ext4 (default) | tmpfs | fat |\n"
+	"                           windows | tab and/or KEY=VALUE: reuse=immediate|never,\n"
+	"                           btime=yes|no, readdir=steps|snapshot, time=ns|1s|2s,\n"
+	"                           case=sensitive|insensitive, windows=yes|no, split=yes|no;\n"
+	"                           real: system calls in the scratch directory (the host decides)\n"
 	"      --no-pin             do not pin the explorer and its workers to the CPU it starts on\n"
 	"  -q, --quiet              only the verdict and the story\n"
 	"  -v, --verbose            every schedule's outcome\n"
@@ -94,6 +118,7 @@ void xcfg_defaults(struct xcfg *c)
 	c->run.time_scale = 1.0;
 	c->run.duration_ms = 0;
 	c->ops = 2;
+	c->jobs = 1;
 	c->strategy = XS_RANDOM;
 	c->pct_d = 3;
 	c->preempt = 2;
@@ -101,10 +126,14 @@ void xcfg_defaults(struct xcfg *c)
 	c->budget_ms = 60000;
 	c->max_stalls = 1;
 	c->max_crashes = 1;
-	c->max_steps = 2000;
-	c->stallv[0] = 1.5;
-	c->nstallv = 1;
+	c->max_steps = 20000; /* a volter waiter polls 25 ms for 10 s: 400 rounds of a few steps */
+	c->stallv[0] = 1.5; /* first: a file that names stall 1.5 as its only multiple reads the same */
+	c->stallv[1] = 0.5;
+	c->nstallv = 2;
+	for (int k = XK_ERRNO; k < XK__COUNT; k++)
+		c->maxf[k] = 1;
 	snprintf(c->outdir, sizeof c->outdir, "explore-out");
+	mfs_pers_default(&c->fs);
 }
 
 static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
@@ -119,6 +148,8 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 			return runcfg_fail(why, len, "--strategy %s: want pct:d=N with N from 1 to 15", s);
 		c->strategy = XS_PCT;
 		c->pct_d = (unsigned)v;
+	} else if (!strcmp(s, "guided")) {
+		c->strategy = XS_GUIDED;
 	} else if (!strcmp(s, "dfs")) {
 		c->strategy = XS_DFS;
 	} else if (!strncmp(s, "dfs:preempt=", 12)) {
@@ -127,7 +158,7 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 		c->strategy = XS_DFS;
 		c->preempt = (unsigned)v;
 	} else {
-		return runcfg_fail(why, len, "--strategy %s: want random, pct:d=N or dfs:preempt=N", s);
+		return runcfg_fail(why, len, "--strategy %s: want random, pct:d=N, dfs:preempt=N or guided", s);
 	}
 	return 0;
 }
@@ -183,6 +214,36 @@ static int parse_stalls(struct xcfg *c, const char *list, char *why, size_t len)
 }
 
 /* 0 ok, 1 --help printed, -1 bad usage (why). */
+/* --max-faults errno=1,short-write=0,...; stall= and crash= are --max-stalls and --max-crashes. */
+static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t len)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", arg);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		uint64_t v;
+		if (!eq || parse_uint(eq + 1, 0, 16, &v))
+			return runcfg_fail(why, len, "--max-faults %s: want KIND=N (N from 0 to 16), e.g. errno=1,sweep=0", arg);
+		*eq = '\0';
+		int k = strcmp(t, "all") ? x_kind_parse(t) : XK__COUNT;
+		if (k < 0 || k == XK_RUN || k == XK_PAUSE) {
+			return runcfg_fail(why, len, "--max-faults: unknown kind '%s' (known: all, stall, crash, errno, short-write, "
+				     "split-write, pid-reuse, pid-dead, sweep, skew, coarse-mtime, other-host)", t);
+		}
+		for (int j = k == XK__COUNT ? 0 : k; j < (k == XK__COUNT ? XK__COUNT : k + 1); j++) {
+			if (j == XK_STALL)
+				c->max_stalls = (unsigned)v;
+			else if (j == XK_CRASH)
+				c->max_crashes = (unsigned)v;
+			else if (j >= XK_ERRNO)
+				c->maxf[j] = (unsigned)v;
+		}
+	}
+	c->maxf_set = 1;
+	return 0;
+}
+
 int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 {
 	static const struct option longopts[] = {
@@ -198,6 +259,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "max-stalls", required_argument, NULL, OPT_MAX_STALLS },
 		{ "max-crashes", required_argument, NULL, OPT_MAX_CRASHES },
+		{ "max-faults", required_argument, NULL, OPT_MAX_FAULTS },
 		{ "stall", required_argument, NULL, OPT_STALL },
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS },
 		{ "no-shrink", no_argument, NULL, OPT_NO_SHRINK },
@@ -209,8 +271,10 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "junit", required_argument, NULL, OPT_JUNIT },
 		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "fs", required_argument, NULL, OPT_FS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -218,7 +282,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 	optind = 1;
 	opterr = 0;
 	int ch;
-	while ((ch = getopt_long(argc, argv, ":p:w:n:s:o:qvh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":p:w:n:s:o:j:qvh", longopts, NULL)) != -1) {
 		uint64_t v;
 		switch (ch) {
 		case 'p':
@@ -284,6 +348,10 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 				return runcfg_fail(why, len, "--max-crashes %s: want 0 to 16", optarg);
 			c->max_crashes = (unsigned)v;
 			break;
+		case OPT_MAX_FAULTS:
+			if (parse_max_faults(c, optarg, why, len))
+				return -1;
+			break;
 		case OPT_STALL:
 			if (parse_stalls(c, optarg, why, len))
 				return -1;
@@ -325,11 +393,20 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 				return runcfg_fail(why, len, "--dir: path too long");
 			snprintf(c->dir, sizeof c->dir, "%s", optarg);
 			break;
+		case 'j':
+			if (parse_uint(optarg, 1, 64, &v))
+				return runcfg_fail(why, len, "-j %s: want 1 to 64 explorer processes", optarg);
+			c->jobs = (unsigned)v;
+			break;
 		case 'q':
 			c->quiet = 1;
 			break;
 		case 'v':
 			c->verbose = 1;
+			break;
+		case OPT_FS:
+			if (mfs_pers_parse(optarg, &c->fs, why, len))
+				return -1;
 			break;
 		case 'h':
 			fputs(explore_usage, stdout);
@@ -344,27 +421,47 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		return runcfg_fail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
 	if (c->strategy == XS_DFS && !saw_schedules)
 		c->schedules = 0;
+	if (c->strategy == XS_DFS && !c->maxf_set) /* every kind is a branch: the bounded space would explode */
+		for (int k = XK_ERRNO; k < XK__COUNT; k++)
+			c->maxf[k] = 0;
+	if (c->jobs > 1 && c->strategy == XS_DFS)
+		return runcfg_fail(why, len, "-j %u: dfs is one search tree; use random, pct or guided with -j", c->jobs);
 	struct stat st;
 	if (c->dir[0] && (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)))
 		return runcfg_fail(why, len, "--dir %s: not a directory", c->dir);
+	if (c->run.nproto && (c->run.proto[0]->flags & LOCK_EXTERNAL))
+		return runcfg_resolve(&c->run, why, len); /* explore/xext.c runs the adapter's own calls */
 	return builtin_only(&c->run, why, len) ? -1 : runcfg_resolve(&c->run, why, len);
 }
 
 void say_config(const struct xcfg *c)
 {
 	fprintf(stderr, "lockstorm explore: ");
-	for (unsigned i = 0; i < c->run.nproto; i++)
+	unsigned given = c->run.nproto_given ? c->run.nproto_given : c->run.nproto;
+	for (unsigned i = 0; i < given; i++)
 		fprintf(stderr, "%s%s", i ? "," : "", c->run.proto[i]->name);
-	fprintf(stderr, " / %s, %u workers x %u ops, strategy ", c->run.workload->name, c->run.workers, c->ops);
+	fprintf(stderr, " / %s, %u workers x %u ops", c->run.workload->name, c->run.workers, c->ops);
+	if (given < c->run.nproto) { /* --param lists: the workers' revisions */
+		for (unsigned w = 0; w < c->run.workers && w < c->run.nproto; w++)
+			fprintf(stderr, "%s w%u %s", w ? "," : " (", w, cfg_slot_label(&c->run, w));
+		fprintf(stderr, "%s)", c->run.workers > c->run.nproto ? ", .." : "");
+	}
+	fprintf(stderr, ", strategy ");
 	if (c->strategy == XS_RANDOM)
 		fprintf(stderr, "random");
 	else if (c->strategy == XS_PCT)
 		fprintf(stderr, "pct:d=%u", c->pct_d);
+	else if (c->strategy == XS_GUIDED)
+		fprintf(stderr, "guided");
 	else
 		fprintf(stderr, "dfs:preempt=%u", c->preempt);
 	fprintf(stderr, ", seed %llu, stalls <= %u (", (unsigned long long)c->run.seed, c->max_stalls);
 	for (unsigned i = 0; i < c->nstallv; i++)
 		fprintf(stderr, "%s%.3g", i ? " or " : "", c->stallv[i]);
-	fprintf(stderr, " x stale), crashes <= %u\n", c->max_crashes);
+	fprintf(stderr, " x stale), crashes <= %u", c->max_crashes);
+	for (int k = XK_ERRNO; k < XK__COUNT; k++)
+		if (c->maxf[k])
+			fprintf(stderr, ", %s <= %u", kind_names[k], c->maxf[k]);
+	fprintf(stderr, "\n");
 }
 

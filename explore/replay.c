@@ -31,6 +31,7 @@
 #include "../run/runcfg.h"
 #include "../core/sched.h"
 #include "xint.h"
+#include "xext.h"
 
 
 static const char replay_usage[] =
@@ -133,6 +134,8 @@ int replay_main(int argc, char **argv)
 		fprintf(stderr, "lockstorm: --dir %s: not a directory we can write into\n", cfg.dir);
 		return 2;
 	}
+	if (xext_is_cex(path)) /* an external adapter's: explore/xext_search.c */
+		return xext_replay_main(path, quiet, full, cfg.dir);
 	struct xchoice *dev = NULL;
 	size_t ndev = 0;
 	json_t *root = NULL;

@@ -34,6 +34,7 @@
 #include "../run/runcfg.h"
 #include "../core/sched.h"
 #include "xint.h"
+#include "xext.h"
 
 volatile sig_atomic_t x_interrupted;
 
@@ -52,18 +53,10 @@ static int64_t mono_ms(void)
 
 /* ---- explore ---- */
 
-struct found {
-	uint64_t sig;
-	char file[PATH_MAX + 32];
-	int inv;
-	size_t story_steps;
-};
-
 /* --junit: a testcase per invariant, failing with its distinct counterexamples
  * (files, story lengths, the replay command); an error testcase when the
  * search itself failed (rc 3). */
-static void explore_junit(const struct xcfg *cfg, const struct found *found, size_t nfound, int rc,
-			  double elapsed)
+void explore_junit(const struct xcfg *cfg, const struct found *found, size_t nfound, int rc, double elapsed)
 {
 	char names[256] = "", suite[400], cls[300];
 	size_t used = 0;
@@ -108,6 +101,42 @@ static void explore_junit(const struct xcfg *cfg, const struct found *found, siz
 	junit_doc_free(d);
 }
 
+/* A mixed fleet (-p A,B or a --param list): which revision each worker ran,
+ * and the revision of the worker the violation's first example names. */
+static void revisions_print(FILE *out, const struct explorer *ex, const struct xexec *x, json_t *cj)
+{
+	const struct run_config *r = &ex->cfg->run;
+	if (r->instances > 1) { /* --param instances=N: which workers are one process */
+		json_t *pa = json_array();
+		fprintf(out, "  processes:");
+		for (unsigned w = 0; w < x->sh.n; w++) {
+			unsigned first = cfg_pid_worker(r, w);
+			if (first == w)
+				fprintf(out, "%s pid %d =", w ? ";" : "", SCHED_VPID_BASE + (int)first);
+			fprintf(out, " w%u", w);
+			json_array_append_new(pa, json_integer(SCHED_VPID_BASE + (int)first));
+		}
+		fprintf(out, " (module instances of one process share its pid)\n");
+		json_object_set_new(cj, "pid_of_worker", pa);
+	}
+	if (r->nproto < 2)
+		return;
+	json_t *a = json_array();
+	fprintf(out, "  workers:");
+	for (unsigned w = 0; w < x->sh.n; w++) {
+		fprintf(out, "%s w%u %s", w ? "," : "", w, ex->rev_of[w]);
+		json_array_append_new(a, json_string(ex->rev_of[w]));
+	}
+	fprintf(out, "\n");
+	json_object_set_new(cj, "revision_of_worker", a);
+	const struct check_inv *ci = x->inv >= 0 && x->inv < INV__COUNT ? &x->res.inv[x->inv] : NULL;
+	int w = ci && ci->nex ? ci->ex[0].worker[0] : -1;
+	if (w >= 0 && (unsigned)w < x->sh.n) {
+		fprintf(out, "  caused by: w%d, a %s worker\n", w, ex->rev_of[w]);
+		json_object_set_new(cj, "caused_by", json_pack("{s:i,s:s}", "worker", w, "revision", ex->rev_of[w]));
+	}
+}
+
 /* A failing schedule kept for shrinking: its shape and deviations. */
 struct xcand {
 	struct xshape sh;
@@ -138,9 +167,15 @@ static void cand_offer(struct xcand *c, size_t *nc, const struct explorer *ex, c
 	}
 }
 
+const char *strategy_name(int strategy)
+{
+	return strategy == XS_RANDOM ? "random" : strategy == XS_PCT ? "pct" : strategy == XS_GUIDED ? "guided" : "dfs";
+}
+
+static struct xcfg cfg;
+
 int explore_main(int argc, char **argv)
 {
-	static struct xcfg cfg;
 	char why[1024];
 	xcfg_defaults(&cfg);
 	int r = xcfg_parse(&cfg, argc, argv, why, sizeof why);
@@ -150,6 +185,60 @@ int explore_main(int argc, char **argv)
 		fprintf(stderr, "lockstorm: %s\n", why);
 		return 2;
 	}
+	if (cfg.run.proto[0]->flags & LOCK_EXTERNAL)
+		return xext_main(&cfg, argc, argv); /* the library itself: explore/xext_search.c */
+	if (cfg.jobs > 1)
+		return parallel_explore(&cfg);
+	return explore_search(&cfg);
+}
+
+/* -j: schedule number LOCAL of this process is the search's number
+ * local * jobs + part; it runs its share of --schedules. */
+static uint64_t gnum(uint64_t local)
+{
+	return local * (cfg.jobs ? cfg.jobs : 1) + cfg.part;
+}
+
+static uint64_t quota(void)
+{
+	uint64_t j = cfg.jobs ? cfg.jobs : 1;
+	return cfg.schedules > cfg.part ? (cfg.schedules - cfg.part + j - 1) / j : 0;
+}
+
+/* The search's schedule number G (of all -j processes'): first, in a process
+ * of -j, the schedules below X_CALIBRATE that are other processes' and not
+ * run yet (only for their decision counts: the strategies' scale is taken
+ * from every schedule below X_CALIBRATE, whoever runs it), then G. */
+static uint64_t cal_next;
+
+static int run_numbered(struct explorer *ex, struct strategy *st, const struct xshape *sh, uint64_t g,
+			struct xexec *x)
+{
+	for (; cal_next < g && cal_next < X_CALIBRATE; cal_next++) {
+		if (run_schedule(ex, &cfg, st, sh, cal_next, x) != 0)
+			return -1;
+		ex->cal_execs++;
+		ex->cal_dsum += x->decisions;
+		if (x->decisions > ex->cal_kest)
+			ex->cal_kest = x->decisions;
+	}
+	int r = run_schedule(ex, &cfg, st, sh, g, x);
+	if (r == 0 && g < X_CALIBRATE && g >= cal_next) {
+		cal_next = g + 1;
+		ex->cal_execs++;
+		ex->cal_dsum += x->decisions;
+		if (x->decisions > ex->cal_kest)
+			ex->cal_kest = x->decisions;
+	}
+	return r;
+}
+
+int explore_search(const struct xcfg *c)
+{
+	char why[1024];
+	if (c != &cfg)
+		cfg = *c;
+	const int child = cfg.jobs > 1; /* a process of -j: the parent prints the findings */
 	static struct explorer ex;
 	if (explorer_open(&ex, &cfg, why, sizeof why) != 0) {
 		fprintf(stderr, "lockstorm: %s\n", why);
@@ -168,6 +257,11 @@ int explore_main(int argc, char **argv)
 
 	struct xexec x = { 0 };
 	struct strategy st = { .dfs = { NULL, 0, 0, cfg.preempt, 0 } };
+	if (cfg.strategy == XS_GUIDED && !(st.guided = guided_new())) {
+		fprintf(stderr, "lockstorm: explore: out of memory\n");
+		explorer_close(&ex);
+		return 3;
+	}
 	struct xdfs *const dfsp = &st.dfs;
 	struct found *found = NULL;
 	size_t nfound = 0, failures = 0;
@@ -179,16 +273,19 @@ int explore_main(int argc, char **argv)
 	unsigned shrink_runs = 0;
 	uint64_t sched_no = 0;
 	for (;;) {
-		if (x_interrupted || (cfg.schedules && sched_no >= cfg.schedules) || mono_ms() - t0 >= cfg.budget_ms)
+		if (x_interrupted || (cfg.schedules && sched_no >= quota()) || mono_ms() - t0 >= cfg.budget_ms)
 			break;
-		int er = run_schedule(&ex, &cfg, &st, &sh0, sched_no, &x);
+		int er = run_numbered(&ex, &st, &sh0, gnum(sched_no), &x);
 		sched_no++;
 		if (er != 0) {
 			fprintf(stderr, "lockstorm: explore: schedule %llu: %s\n", (unsigned long long)sched_no, x.why);
 			rc = 3;
 			break;
 		}
+		size_t np0 = ex.npairs;
 		cover(&ex, &x);
+		if (st.guided)
+			guided_learn(st.guided, &ex, &x, ex.npairs > np0);
 		bounded += x.outcome == XO_BOUND;
 		if (cfg.verbose)
 			fprintf(stderr, "schedule %llu: %zu steps, %s\n", (unsigned long long)sched_no, x.nstep,
@@ -197,7 +294,7 @@ int explore_main(int argc, char **argv)
 		if (x.outcome == XO_FAIL) {
 			failures++;
 			int64_t found_at = mono_ms();
-			const uint64_t found_sched = sched_no;
+			const uint64_t found_sched = gnum(sched_no - 1) + 1;
 			if (!cfg.quiet)
 				fprintf(stderr, "%sfound %s in schedule %llu after %.2f s%s\n", tty ? "\r\033[K" : "",
 					check_inv_name((enum inv_id)x.inv), (unsigned long long)sched_no,
@@ -217,8 +314,8 @@ int explore_main(int argc, char **argv)
 				int inv = x.inv;
 				uint64_t extra = sched_no < 100 ? 100 : sched_no > 1000 ? 1000 : sched_no;
 				for (uint64_t e = 0; e < extra && !x_interrupted && mono_ms() - t0 < cfg.budget_ms &&
-						     (!cfg.schedules || sched_no < cfg.schedules); e++) {
-					if (run_schedule(&ex, &cfg, &st, &sh0, sched_no++, &x) == 0 &&
+						     (!cfg.schedules || sched_no < quota()); e++) {
+					if (run_numbered(&ex, &st, &sh0, gnum(sched_no++), &x) == 0 &&
 					    x.outcome == XO_FAIL && x.inv == inv)
 						cand_offer(cand, &nc, &ex, &x);
 				}
@@ -274,16 +371,25 @@ int explore_main(int argc, char **argv)
 						fprintf(stderr, "shrunk to %u workers x %s ops, %zu choices (%u replays)\n",
 							fx->sh.n, ops, fx->ndev, runs);
 					}
-					printf("failure %zu: %s\n", nfound, check_inv_name((enum inv_id)fx->inv));
-					story_print(stdout, &ex, fx, 0, NULL);
-					violation_print(stdout, fx);
+					/* a process of -j tells its findings to the parent, which prints them */
+					size_t tlen = 0;
+					FILE *fo = child ? open_memstream(&f->text, &tlen) : stdout;
+					if (!fo)
+						fo = stdout;
+					f->sched = found_sched;
+					if (fo == stdout)
+						printf("failure %zu: %s\n", nfound, check_inv_name((enum inv_id)fx->inv));
+					story_print(fo, &ex, fx, 0, NULL);
+					violation_print(fo, fx);
 					snprintf(f->file, sizeof f->file, "%s/cex-%zu.json", cfg.outdir, nfound);
-					json_t *cj = cex_json(&ex, fx, cfg.strategy == XS_RANDOM ? "random"
-							      : cfg.strategy == XS_PCT ? "pct" : "dfs", found_sched);
+					json_t *cj = cex_json(&ex, fx, strategy_name(cfg.strategy), found_sched);
+					revisions_print(fo, &ex, fx, cj);
+					if (fo != stdout)
+						fclose(fo);
 					if (fsx_mkdir_p(cfg.outdir) != 0 || /* the controller is unbound: plain calls */ json_dump_file(cj, f->file, JSON_INDENT(1)) != 0) {
 						fprintf(stderr, "lockstorm: cannot write %s: %s\n", f->file, strerror(errno));
 						f->file[0] = '\0';
-					} else {
+					} else if (!child) {
 						printf("  saved: %s (replay: lockstorm replay %s)\n", f->file, f->file);
 					}
 					f->story_steps = json_array_size(json_object_get(cj, "story"));
@@ -369,13 +475,19 @@ int explore_main(int argc, char **argv)
 	}
 	if (cfg.json[0]) {
 		json_t *fl = json_array();
-		for (size_t i = 0; i < nfound; i++)
-			json_array_append_new(fl, json_pack("{s:s,s:s,s:I}", "invariant",
-							    check_inv_name((enum inv_id)found[i].inv), "file", found[i].file,
-							    "story_steps", (json_int_t)found[i].story_steps));
+		for (size_t i = 0; i < nfound; i++) {
+			char sig[24];
+			snprintf(sig, sizeof sig, "%016llx", (unsigned long long)found[i].sig);
+			json_t *e = json_pack("{s:s,s:s,s:I,s:s,s:I}", "invariant", check_inv_name((enum inv_id)found[i].inv),
+					      "file", found[i].file, "story_steps", (json_int_t)found[i].story_steps,
+					      "signature", sig, "schedule", (json_int_t)found[i].sched);
+			if (found[i].text)
+				json_object_set_new(e, "text", json_string(found[i].text));
+			json_array_append_new(fl, e);
+		}
 		json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:b,s:I,s:o,s:{s:i,s:i,s:o,s:o,s:I},s:s}",
 				      "schema", "lockstorm-explore/1",
-				      "strategy", cfg.strategy == XS_RANDOM ? "random" : cfg.strategy == XS_PCT ? "pct" : "dfs",
+				      "strategy", strategy_name(cfg.strategy),
 				      "workers", n, "ops", ops, "seed", (json_int_t)cfg.run.seed,
 				      "schedules", (json_int_t)sched_no, "steps", (json_int_t)ex.steps,
 				      "elapsed_s", elapsed, "schedules_per_s", rate, "exhausted", exhausted,
@@ -402,8 +514,11 @@ int explore_main(int argc, char **argv)
 	json_decref(missed);
 	if (x_interrupted)
 		fprintf(stderr, "lockstorm: interrupted before the %s was spent\n", cfg.schedules ? "schedule budget" : "time budget");
+	for (size_t i = 0; i < nfound; i++)
+		free(found[i].text);
 	free(found);
 	free(dfsp->node);
+	guided_free(st.guided);
 	xexec_free(&x);
 	explorer_close(&ex);
 	sigaction(SIGINT, &old_int, NULL);

@@ -73,7 +73,7 @@ static int looks_only(const struct xstep *a)
  * lists).  A read before a write is no such dependency. */
 static int affects(const struct xstep *a, const struct xstep *b)
 {
-	if (a->kind != XK_RUN || b->kind != XK_RUN || looks_only(a))
+	if (!x_ran(a->kind) || !x_ran(b->kind) || looks_only(a))
 		return 0;
 	if (same_path(a->path, b->path) || same_path(a->path, b->path2) || same_path(a->path2, b->path) ||
 	    same_path(a->path2, b->path2))
@@ -118,7 +118,7 @@ size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned ch
 		if (x->inv == INV_NO_LOST_WRITES || x->inv == INV_STATE_INTACT || x->inv == INV_JOURNAL_SEQ)
 			for (long k = (long)x->nstep - 1; k >= 0; k--) {
 				const struct xstep *st = &x->step[k];
-				if (st->kind == XK_RUN && !looks_only(st) &&
+				if (x_ran(st->kind) && !looks_only(st) &&
 				    (!strcmp(st->path, ex->state_file) || !strcmp(st->path2, ex->state_file))) {
 					keep[k] = 1;
 					if (k > cut)
@@ -126,6 +126,18 @@ size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned ch
 					break;
 				}
 			}
+	}
+	if (x->outcome == XO_FAIL && x->inv == INV_NO_LIVELOCK && x->res.inv[x->inv].nex) {
+		/* the loop itself: the spinning worker's last period of steps */
+		const struct check_example *e = &x->res.inv[x->inv].ex[0];
+		size_t last = (size_t)e->seq[1] < x->nstep ? (size_t)e->seq[1] : x->nstep - 1;
+		unsigned p = x_livelock_period(ex, x, (unsigned)e->worker[0], last);
+		for (size_t k = last + 1, got = 0; k-- > 0 && got < p;)
+			if (x->step[k].w == (unsigned)e->worker[0] && x_ran(x->step[k].kind)) {
+				keep[k] = 1;
+				got++;
+			}
+		return last + 1;
 	}
 	if (cut < 0) { /* nothing to anchor on: the whole execution */
 		memset(keep, 1, x->nstep);
@@ -165,9 +177,60 @@ static const char *op_verb(unsigned fsop)
 		: fsx_op_name((enum fsx_op)fsop);
 }
 
+/* The fault kinds' steps in plain words; 0: an ordinary step's words. */
+static int fault_words(const struct explorer *ex, const struct xstep *st, char *buf, size_t len)
+{
+	const char *p = rel(ex, st->path);
+	const char *res = st->result < 0 ? errname(st->err) : "ok";
+	switch (st->kind) {
+	case XK_ERRNO:
+		snprintf(buf, len, "w%u %s %s -> %s (injected: the call fails without acting)", st->w, op_verb(st->fsop),
+			 p, res);
+		return 1;
+	case XK_SHORT:
+		snprintf(buf, len, "w%u write %s -> %s: the disk fills mid-write, only its first 10 bytes land", st->w,
+			 p, res);
+		return 1;
+	case XK_SPLIT:
+		snprintf(buf, len, "w%u write %s: its first 10 bytes land, then w%u pauses %.3g s before the rest "
+			 "(the others go on)", st->w, p, st->w, (double)st->ms / 1000.0);
+		return 1;
+	case XK_PIDREUSE:
+		snprintf(buf, len, "w%u kill -0 %s -> ok: that pid's holder is dead, but another process has its pid "
+			 "(pid reuse)", st->w, st->path);
+		return 1;
+	case XK_PIDDEAD:
+		snprintf(buf, len, "w%u kill -0 %s -> ESRCH: that pid's holder is alive, but not in w%u's pid "
+			 "namespace", st->w, st->path, st->w);
+		return 1;
+	case XK_SWEEP:
+		if (st->ms)
+			snprintf(buf, len, "a sweeper removes the empty folder %s%s", p,
+				 st->ms > 1 ? " and others beside the lock" : "");
+		else
+			snprintf(buf, len, "a sweeper looks for empty folders beside the lock and finds none");
+		return 1;
+	case XK_SKEW:
+		snprintf(buf, len, "w%u's clock runs %.3g s %s (%.3g x its stale age) from now on", st->w,
+			 (double)(st->ms < 0 ? -st->ms : st->ms) / 1000.0, st->ms < 0 ? "behind" : "ahead",
+			 ex->cfg->stallv[(st->m / 2) % ex->cfg->nstallv]);
+		return 1;
+	case XK_COARSE:
+		snprintf(buf, len, "w%u's file system reports file times in whole 2 s steps from now on", st->w);
+		return 1;
+	case XK_OTHERHOST:
+		snprintf(buf, len, "w%u plays a second machine from now on (its hostname reads \"<host>-other\")", st->w);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* "w1 rename state.json.2001.tmp -> state.json -> ok" */
 void step_words(const struct explorer *ex, const struct xstep *st, char *buf, size_t len)
 {
+	if (st->kind >= XK_ERRNO && fault_words(ex, st, buf, len))
+		return;
 	if (st->kind == XK_STALL) {
 		snprintf(buf, len, "w%u stalls %.3g s (%.3g x its stale age); the clock jumps to %.3f s", st->w,
 			 (double)st->ms / 1000.0, ex->cfg->stallv[st->m], (double)(st->now_ns / 1000000 + st->ms) / 1000.0);
@@ -208,7 +271,9 @@ void step_words(const struct explorer *ex, const struct xstep *st, char *buf, si
 	const char *verb = op_verb(st->fsop);
 	char res[48];
 	snprintf(res, sizeof res, "%s", st->result < 0 ? errname(st->err) : "ok");
-	if (st->fsop == FSX_RENAME)
+	if (st->fsop == FSX_WRITE && !strcmp(st->path2, "the rest"))
+		snprintf(buf, len, "w%u writes the rest of %s -> %s", st->w, rel(ex, st->path), res);
+	else if (st->fsop == FSX_RENAME)
 		snprintf(buf, len, "w%u rename %s -> %s -> %s", st->w, rel(ex, st->path), rel(ex, st->path2), res);
 	else if (st->fsop == FSX_LINK)
 		snprintf(buf, len, "w%u link %s -> %s -> %s", st->w, rel(ex, st->path2), rel(ex, st->path), res);
@@ -271,6 +336,15 @@ void step_events(const struct explorer *ex, const struct xstep *st, int *holding
 		case EV_APPEND:
 			SAY("%sappends seq %lld", sep, (long long)j->a);
 			break;
+		case EV_OBJ_CREATE: /* an inode number handed out again (the file system's reuse rule) */
+			for (uint32_t q = r; q-- > 0;)
+				if (m->rec[q].type == EV_OBJ_REMOVE && m->rec[q].a == j->a) {
+					SAY("%sits inode %lld is the number of the lock object w%u removed, handed out again%s", sep,
+					    (long long)j->a, (unsigned)m->rec[q].worker,
+					    ex->cfg->fs.model ? " (reuse=immediate)" : "");
+					break;
+				}
+			break;
 		case EV_OBJ_REMOVE: {
 			long c = (long)j->b;
 			if (c >= 0 && c < SCHED_MAX_WORKERS && (unsigned)c != w) {
@@ -290,6 +364,33 @@ void step_events(const struct explorer *ex, const struct xstep *st, int *holding
 		}
 	}
 #undef SAY
+}
+
+/* A stall is a jump of every clock: told as the pause of whoever holds the
+ * lock then, when that is not the worker it was drawn on (the holder is the
+ * one whose hold it stretches). */
+static void holder_words(const struct explorer *ex, const struct xstep *st, const int *holding, char *buf,
+			 size_t len)
+{
+	if (st->kind != XK_STALL && st->kind != XK_PAUSE)
+		return;
+	int h = -1;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS && h < 0; i++)
+		if (holding[i])
+			h = (int)i;
+	if (h < 0)
+		return;
+	double s = (double)st->ms / 1000.0, k = ex->cfg->stallv[st->m];
+	double until = (double)(st->now_ns / 1000000 + st->ms) / 1000.0;
+	if (st->kind == XK_PAUSE && holding[st->w])
+		snprintf(buf, len, "w%u, holding the lock, pauses %.3g s (%.3g x its stale age) while the others go "
+			 "on, until %.3f s", st->w, s, k, until);
+	else if (st->kind == XK_STALL && holding[st->w])
+		snprintf(buf, len, "w%u, holding the lock, stalls %.3g s (%.3g x its stale age); the clock jumps to "
+			 "%.3f s", st->w, s, k, until);
+	else if (st->kind == XK_STALL)
+		snprintf(buf, len, "w%d, holding the lock, is frozen %.3g s (%.3g x the stale age): the clock jumps to "
+			 "%.3f s for everyone (a stall drawn on w%u, who waits meanwhile)", h, s, k, until, st->w);
 }
 
 /* Print the story of X: the steps the violation depends on, numbered. */
@@ -319,6 +420,7 @@ void story_print(FILE *out, const struct explorer *ex, const struct xexec *x, in
 		if (!keep[k])
 			continue;
 		step_words(ex, &x->step[k], words, sizeof words);
+		holder_words(ex, &x->step[k], holding, words, sizeof words);
 		if (x->step[k].then_sleeps && x->step[k].ms > 0) {
 			size_t l = strlen(ev);
 			snprintf(ev + l, sizeof ev - l, "%ssleeps %lld ms", l ? "; " : ": ", (long long)x->step[k].ms);

@@ -36,27 +36,64 @@
 /* The first stall and the crash are drawn first, so that a run with one
  * stall draws what it always drew; further stalls (--max-stalls 2..4)
  * after them. */
-static void faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, unsigned max_stalls)
+static void faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched)
 {
 	uint32_t k = kest ? kest : 32;
+	unsigned max_stalls = cfg->max_stalls;
 	f->stall_at[0] = prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 	f->crash_at = prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 	for (unsigned i = 1; i < 4; i++)
 		f->stall_at[i] = i < max_stalls && prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	/* the other kinds, from a stream of their own: in one execution of two a
+	 * kind drawn uniformly among those with a budget, at a decision drawn as
+	 * a stall's; more draws as the budgets allow (at most 4) */
+	prng_seed(&f->frng, cfg->run.seed, 0xfa17, sched);
+	unsigned kinds[XK__COUNT], nk = 0, total = 0;
+	for (int j = XK_ERRNO; j < XK__COUNT; j++)
+		if (cfg->maxf[j]) {
+			kinds[nk++] = (unsigned)j;
+			total += cfg->maxf[j];
+		}
+	for (unsigned i = 0; i < 4; i++) {
+		f->f_at[i] = UINT32_MAX;
+		if (i < total && nk && prng_unit(&f->frng) < 0.5) {
+			f->f_kind[i] = (uint8_t)kinds[prng_below(&f->frng, nk)];
+			f->f_at[i] = (uint32_t)prng_below(&f->frng, k);
+		}
+	}
 }
 
-static int faults_pick(const struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
+static int faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
 {
-	unsigned nst = 0, ncr = 0;
-	for (unsigned i = d->nrun; i < d->nopt; i++)
-		d->opt[i].kind == XK_CRASH ? ncr++ : nst++;
+	unsigned nst = 0, ncr = 0, st0 = 0, cr0 = 0;
+	for (unsigned i = d->nrun; i < d->nopt; i++) {
+		unsigned k = d->opt[i].kind;
+		if ((k == XK_STALL || k == XK_PAUSE) && !nst++)
+			st0 = i;
+		if (k == XK_CRASH && !ncr++)
+			cr0 = i;
+	}
 	for (unsigned i = 0; i < 4 && nst; i++)
 		if (d->at == f->stall_at[i]) {
-			*pick = d->nrun + (unsigned)prng_below(r, nst);
+			*pick = st0 + (unsigned)prng_below(r, nst);
 			return 1;
 		}
 	if (d->at == f->crash_at && ncr) {
-		*pick = d->nrun + nst + (unsigned)prng_below(r, ncr);
+		*pick = cr0 + (unsigned)prng_below(r, ncr);
+		return 1;
+	}
+	/* the other kinds: at the first decision from f_at that offers one of the kind */
+	for (unsigned i = 0; i < 4; i++) {
+		if (f->f_at[i] == UINT32_MAX || d->at < f->f_at[i])
+			continue;
+		unsigned nk = 0, k0 = 0;
+		for (unsigned j = d->nrun; j < d->nopt; j++)
+			if (d->opt[j].kind == f->f_kind[i] && !nk++)
+				k0 = j;
+		if (!nk)
+			continue;
+		f->f_at[i] = UINT32_MAX;
+		*pick = k0 + (unsigned)prng_below(&f->frng, nk);
 		return 1;
 	}
 	return 0;
@@ -71,7 +108,7 @@ static unsigned choose_random(void *ctx, const struct xdec *d)
 	return (unsigned)prng_below(&r->rng, d->nrun);
 }
 
-static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean, unsigned max_stalls)
+static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean, const struct xcfg *cfg, uint64_t sched)
 {
 	unsigned perm[SCHED_MAX_WORKERS];
 	for (unsigned i = 0; i < n; i++)
@@ -87,7 +124,7 @@ static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean,
 	uint32_t k = kest ? kest : 32;
 	for (unsigned i = 1; i < p->d && i < 16; i++)
 		p->change[i] = (uint32_t)prng_below(&p->rng, k);
-	faults_draw(&p->f, &p->rng, kmean, max_stalls);
+	faults_draw(&p->f, &p->rng, kmean, cfg, sched);
 }
 
 static unsigned choose_pct(void *ctx, const struct xdec *d)
@@ -137,7 +174,7 @@ static unsigned choose_dfs(void *ctx, const struct xdec *d)
 	}
 	struct dfs_node *nd = &f->node[f->depth];
 	memcpy(nd->opt, d->opt, d->nopt * sizeof *d->opt);
-	nd->nopt = (uint8_t)d->nopt;
+	nd->nopt = (uint16_t)d->nopt;
 	nd->idx = 0;
 	nd->current = (int8_t)d->current;
 	nd->cur_en = (uint8_t)d->current_enabled;
@@ -160,7 +197,7 @@ int dfs_next(struct xdfs *f, uint32_t decisions)
 		struct dfs_node *nd = &f->node[f->depth - 1];
 		for (unsigned i = nd->idx + 1u; i < nd->nopt; i++)
 			if (nd->pre + dfs_cost(nd, i) <= f->bound) {
-				nd->idx = (uint8_t)i;
+				nd->idx = (uint16_t)i;
 				return 1;
 			}
 		f->depth--;
@@ -211,7 +248,7 @@ int x_rerun(struct explorer *ex, struct xexec *x)
 
 static uint32_t x_mean_decisions(const struct explorer *ex)
 {
-	return ex->execs ? (uint32_t)((ex->dsum + ex->execs - 1) / ex->execs) : 0;
+	return ex->cal_execs ? (uint32_t)((ex->cal_dsum + ex->cal_execs - 1) / ex->cal_execs) : 0;
 }
 
 /* Schedule number K of the search (random and PCT draw from (seed, K)). */
@@ -220,16 +257,18 @@ int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *s
 {
 	if (cfg->strategy == XS_RANDOM) {
 		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
-		faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg->max_stalls);
+		faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg, k);
 		return x_exec(ex, sh, choose_random, &st->rnd, x);
 	}
 	if (cfg->strategy == XS_PCT) {
 		memset(&st->pct, 0, sizeof st->pct);
 		st->pct.d = cfg->pct_d;
 		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
-		pct_begin(&st->pct, sh->n, ex->kest, x_mean_decisions(ex), cfg->max_stalls);
+		pct_begin(&st->pct, sh->n, ex->cal_kest, x_mean_decisions(ex), cfg, k);
 		return x_exec(ex, sh, choose_pct, &st->pct, x);
 	}
+	if (cfg->strategy == XS_GUIDED)
+		return guided_run(ex, cfg, st->guided, sh, k, x);
 	return x_exec(ex, sh, choose_dfs, &st->dfs, x);
 }
 

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "explore.h"
+#include "mfs.h"
 #include "../check/checker.h"
 #include "../core/journal.h"
 #include "../core/prng.h"
@@ -33,13 +34,15 @@
 
 #define X_REC_CAP (1u << 16)            /* journal records one execution may write */
 #define X_MAX_STALLV 4                  /* --stall multiples a run may offer */
-#define X_MAX_OPTS ((2 + X_MAX_STALLV) * SCHED_MAX_WORKERS)
+#define X_MAX_OPTS (28 * SCHED_MAX_WORKERS) /* runs, stalls/pauses, crashes, errnos, writes, pids, skews, ... */
+#define X_LIVELOCK_STEPS 200            /* no-livelock: steps in one op without a sleep or a change */
 #define X_STEP_NS 1000                  /* the virtual clock moves 1 us per step */
 #define X_QUIET_TIMEOUT_MS 10000        /* real time one step may take before we call it hung */
 #define X_SHRINK_MAX 4000               /* executions the shrinker may spend */
 #define X_PAIRS 65536                   /* coverage: distinct step pairs remembered */
+#define X_CALIBRATE 32                  /* schedules the strategies' scale is taken from */
 
-enum { XS_RANDOM, XS_PCT, XS_DFS };
+enum { XS_RANDOM, XS_PCT, XS_DFS, XS_GUIDED };
 enum { XO_PASS, XO_FAIL, XO_BOUND, XO_HARNESS };
 
 /* How many workers, and how many operations each one runs. */
@@ -56,6 +59,8 @@ struct xcfg {
 	int64_t budget_ms;
 	int all;
 	unsigned max_stalls, max_crashes, max_steps;
+	unsigned maxf[XK__COUNT];/* --max-faults: per kind from XK_ERRNO on (stall, crash: the two above) */
+	int maxf_set;            /* --max-faults given: DFS branches on the kinds from XK_ERRNO on only then */
 	double stallv[X_MAX_STALLV]; /* --stall: the multiples of the stale age a stall may take */
 	int pauses;              /* --pauses: a stall may also be a pause (the others go on meanwhile) */
 	int points;              /* --points: every protocol point is a decision too */
@@ -68,6 +73,8 @@ struct xcfg {
 	struct xshape replay_sh; /* replay: the file's workers and ops */
 	int no_pin;              /* --no-pin: leave the CPU affinity alone */
 	unsigned want;           /* --invariant: bit per enum inv_id; 0 = any */
+	struct mfs_pers fs;      /* --fs: the modelled file system's personality, or real */
+	unsigned jobs, part;     /* -j N: N explorer processes; this one takes schedules part, part+N, .. */
 };
 
 /* One line of an execution: a granted step, a stall or a crash. */
@@ -131,11 +138,17 @@ struct explorer {
 	int64_t budget_ms[SCHED_MAX_WORKERS];
 	int64_t stall_base[SCHED_MAX_WORKERS]; /* what "1 stale" is for a stall */
 	const char *proto_of[SCHED_MAX_WORKERS];
+	const char *rev_of[SCHED_MAX_WORKERS];  /* its slot's label: "flock rev=legacy" */
 	uint64_t *pairs;         /* coverage: ordered step pairs across workers (hash set) */
 	size_t npairs;
 	uint64_t execs, steps;
 	uint32_t kest;           /* decisions one execution makes (largest seen) */
 	uint64_t dsum;           /* decisions over all executions, for the mean */
+	/* What random, PCT and guided scale their draws by: the decisions of the
+	 * search's schedules numbered below X_CALIBRATE only (search.c), so that
+	 * schedule K's draws are a function of (seed, K) and -j N runs -j 1's schedules */
+	uint64_t cal_execs, cal_dsum;
+	uint32_t cal_kest;
 	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
@@ -145,6 +158,10 @@ struct explorer {
  * (the longest can be a waiter's long loop: most draws would miss). */
 struct xfaults {
 	uint32_t stall_at[4], crash_at; /* UINT32_MAX: none this execution */
+	struct prng frng;        /* the other kinds draw from a stream of their own: the stalls and
+				  * crashes of a seed stay what they were */
+	uint32_t f_at[4];        /* the other kinds: at the first decision from f_at that offers f_kind */
+	uint8_t f_kind[4];
 };
 struct xrandom {
 	struct prng rng;
@@ -165,7 +182,7 @@ struct xpct {
  * while the one that ran last could go on. */
 struct dfs_node {
 	struct xopt opt[X_MAX_OPTS];
-	uint8_t nopt, idx;
+	uint16_t nopt, idx;
 	int8_t current;
 	uint8_t cur_en;
 	uint16_t pre;            /* preemptions before this decision */
@@ -178,12 +195,46 @@ struct xdfs {
 	uint64_t mismatch;       /* a prefix that did not replay the same options */
 };
 enum { OPT_OPS = 256, OPT_PARAM, OPT_STRATEGY, OPT_SCHEDULES, OPT_BUDGET, OPT_ALL, OPT_MAX_STALLS,
-       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_JUNIT, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES, OPT_POINTS };
+       OPT_MAX_CRASHES, OPT_STALL, OPT_MAX_STEPS, OPT_NO_SHRINK, OPT_JSON, OPT_JUNIT, OPT_DIR, OPT_FULL, OPT_TRACE, OPT_INVARIANT, OPT_NO_PIN, OPT_PAUSES, OPT_POINTS, OPT_MAX_FAULTS };
 struct strategy {
 	struct xrandom rnd;
 	struct xpct pct;
 	struct xdfs dfs;
+	struct xguided *guided;  /* XS_GUIDED */
 };
+
+/* guided.c: --strategy guided (coverage-guided mutation of schedules).
+ * guided_learn after each schedule (and cover): keeps X when it reached a new
+ * abstract state or NEW_PAIRS (new step pairs); 1 when kept.  guided_mutate
+ * (for tests): DEV mutated STACK times into the plan guided_plan returns. */
+struct xguided;
+struct xguided *guided_new(void);
+void guided_free(struct xguided *g);
+size_t guided_corpus_size(const struct xguided *g);
+void guided_seed(struct xguided *g, uint64_t seed, uint64_t k); /* the draws of schedule K */
+int guided_run(struct explorer *ex, const struct xcfg *cfg, struct xguided *g, const struct xshape *sh,
+	       uint64_t k, struct xexec *x);
+int guided_learn(struct xguided *g, const struct explorer *ex, const struct xexec *x, int new_pairs); /* ex may be NULL */
+int guided_mutate(struct xguided *g, const struct xchoice *dev, size_t ndev, const struct xchoice *other,
+		  size_t nother, unsigned workers, uint32_t span, unsigned nstallv, unsigned stack);
+const struct xchoice *guided_plan(const struct xguided *g, size_t *n);
+
+/* parallel.c: -j N, one explorer process per core (docs/explore.md). */
+int parallel_explore(struct xcfg *cfg);
+
+/* search.c: one distinct failure; the search (explore_search: one process's,
+ * with cfg->jobs/part its share of -j); explore_junit writes --junit. */
+struct found {
+	uint64_t sig;
+	char file[PATH_MAX + 32];
+	int inv;
+	size_t story_steps;
+	uint64_t sched;          /* the schedule it was found in (1-based, over all of -j) */
+	char *text;              /* -j child: its story as printed (malloc'd) */
+};
+int explore_search(const struct xcfg *cfg);
+void explore_junit(const struct xcfg *cfg, const struct found *found, size_t nfound, int rc, double elapsed);
+const char *strategy_name(int strategy);
 
 extern volatile sig_atomic_t x_interrupted; /* SIGINT/SIGTERM: stop searching and shrinking */
 
@@ -194,6 +245,21 @@ void xexec_free(struct xexec *x);
 int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x);
 int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len);
 void explorer_close(struct explorer *ex);
+
+void x_log_fault(struct explorer *ex, unsigned w, uint32_t op, int kind, const char *point, int64_t c);
+
+/* xfaults.c: the fault kinds as choices */
+struct sched_xf;
+struct ck_step;
+unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt, const int *enabled,
+		      const int *live, const unsigned *used);
+struct sched_xf x_step_fault(const struct explorer *ex, struct xstep *st, unsigned w);
+void x_sticky(struct explorer *ex, struct xstep *st, unsigned w);
+int x_prefix_inv(int inv);
+int x_injected_only(const struct xexec *x);
+struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *x, size_t *n);
+int x_kind_parse(const char *name);
+unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, unsigned w, size_t last);    /* "errno" -> XK_ERRNO, -1 unknown */
 
 /* strategy.c */
 int dfs_next(struct xdfs *f, uint32_t decisions);
@@ -220,7 +286,13 @@ uint64_t failure_sig(const struct explorer *ex, const struct xexec *x);
 json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *found_by, uint64_t schedule);
 void x_base_dir(const struct explorer *ex, char *buf, size_t len);
 void x_fs_type(const char *path, char *buf, size_t len);
-extern const char *const kind_names[]; /* "run", "stall", "crash", "pause" by enum xkind */
+extern const char *const kind_names[]; /* "run", "stall", "crash", "pause", "errno", ... by enum xkind */
+#define X_NERRS 7
+extern const int x_errs[X_NERRS];      /* the errnos a choice may inject (EPERM, EACCES, ...) */
+extern const char *const x_err_names[X_NERRS];
+const signed char *x_op_errs(unsigned fsop); /* indices into x_errs for a call, -1 ended */
+int x_ran(unsigned kind);              /* the choice granted the worker's step (run, errno, ...) */
+int64_t x_skew_ms(const struct explorer *ex, unsigned w, unsigned m);
 int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
 	     char *why, size_t len);
 

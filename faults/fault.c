@@ -340,6 +340,18 @@ uint32_t fault_point_mask(const struct fault_plan *plan, const char *point)
 	return mask;
 }
 
+int fault_plan_steps(const struct fault_plan *plan)
+{
+	for (unsigned i = 0; i < plan->n; i++) {
+		const struct fault_rule *r = &plan->rule[i];
+		if (!point_level(r->kind) || r->kind == FK_ERRNO || r->kind == FK_SHORT_WRITE)
+			continue; /* errno and short-write rules act at fs/<call> points only */
+		if (strncmp(r->point, "fs/", 3) != 0)
+			return 1;
+	}
+	return 0;
+}
+
 struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
 				struct prng *rng, unsigned worker, const char *point,
 				const char *path, int64_t stale_ms)

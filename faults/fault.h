@@ -116,6 +116,10 @@ int fault_point_match(const char *glob, const char *point);
  * path may be NULL (protocol points).  stale_ms resolves for=Nstale.
  * Process- and run-level kinds (sweep, skew, coarse-mtime, pid-reuse) never
  * fire here: ask fault_process_rule for them. */
+/* 1 when some point-level rule can match a protocol step (a point that is
+ * not "fs/<call>"): a glob not starting with a literal "fs/".  The seam works
+ * this out once per plan, so steps cost nothing when only calls are armed. */
+int fault_plan_steps(const struct fault_plan *plan);
 struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
 				struct prng *rng, unsigned worker, const char *point,
 				const char *path, int64_t stale_ms);

@@ -42,6 +42,8 @@
 #include "../core/sched.h"
 #include "fault.h"
 #include "fsx_seam.h"
+#define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
+#include "fsx_backend.h"
 
 static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
@@ -65,12 +67,41 @@ static const char *path_of(int fd)
 }
 static uint64_t counts[FSX_OP_COUNT];
 
+/*
+ * The fast path.  fsx_fast[op] is 1 when this process is bound and nothing
+ * but counting is asked of the seam at that call: no explore scheduler, no
+ * trace, and no fault rule whose glob matches "fs/<op>" (for FSX_POINT: none
+ * that can match a protocol step).  A wrapper then costs one predictable
+ * branch and two counter bumps.  Worked out once in fsx_bind (the masks
+ * from the plan at load), cleared by fsx_unbind: an armed plan that matches
+ * nothing costs what no plan costs.
+ */
+static unsigned char fsx_fast[FSX_OP_COUNT];
+static _Atomic uint64_t *fsx_calls;     /* this worker's arena call counters */
+static struct arena_worker *fsx_aw;     /* this worker's arena slot */
+static uint32_t op_mask[FSX_OP_COUNT];
+static int step_rules;
+
+static void fsx_set_fast(void)
+{
+	for (int op = 0; op < FSX_OP_COUNT; op++) {
+		int armed = faults_on && (op == FSX_POINT ? step_rules : op_mask[op] != 0);
+		fsx_fast[op] = fsx_calls && !fsx_sched && !fsx_cur.trace && !armed;
+	}
+}
+
 void fsx_bind(const struct fsx_binding *b)
 {
 	fsx_cur = *b;
 	fsx_bound = 1;
 	fsx_sched = b->sched;
+	memset(fsx_fast, 0, sizeof fsx_fast);
+	fsx_aw = b->arena ? &b->arena->w[b->worker] : NULL;
+	fsx_calls = fsx_aw ? fsx_aw->calls : NULL;
+	memset(op_mask, 0, sizeof op_mask);
+	step_rules = 0;
 	compound = 0;
+	step_path2 = NULL;
 	if (fsx_sched)
 		sched_attach(fsx_sched, b->worker);
 	fsx_lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
@@ -81,8 +112,10 @@ void fsx_bind(const struct fsx_binding *b)
 	split_id = 0;
 	faults_on = 0;
 	fsx_fault_forget();
-	if (!b->faults)
+	if (!b->faults) {
+		fsx_set_fast();
 		return;
+	}
 	const struct fault_rule *r;
 	if ((r = fault_process_rule(b->faults, FK_SKEW, b->worker)))
 		skew_ms = r->by_ms;
@@ -106,14 +139,19 @@ void fsx_bind(const struct fsx_binding *b)
 			faults_on = 1;
 	}
 	if (faults_on) {
+		for (int op = 0; op < FSX_OP_COUNT; op++)
+			op_mask[op] = fault_point_mask(b->faults, fsx_op_point((enum fsx_op)op));
+		step_rules = fault_plan_steps(b->faults);
 		fiu_init(0);
 		fiu_enable_external("*", 1, NULL, 0, fsx_fault_decide);
 	}
+	fsx_set_fast();
 }
 
 void fsx_unbind(void)
 {
 	fsx_bound = 0;
+	memset(fsx_fast, 0, sizeof fsx_fast);
 	fsx_sched = NULL;
 }
 
@@ -123,25 +161,46 @@ const uint64_t *fsx_counts(void)
 }
 
 /* One writer per slot: a plain relaxed load and store, no locked add. */
-static void count_call(enum fsx_op op)
+static inline void count_call(enum fsx_op op)
 {
-	_Atomic uint64_t *c = &fsx_cur.arena->w[fsx_cur.worker].calls[op];
+	_Atomic uint64_t *c = &fsx_calls[op];
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-static void fsx_leave(enum fsx_op op, int r, int err);
+static void fsx_leave_slow(enum fsx_op op, int r, int err);
+static int fsx_enter_slow(enum fsx_op op, const char *path);
 
 /* Count the call and ask the plan; returns an errno to inject (0: go on). */
-static int fsx_enter(enum fsx_op op, const char *path)
+static inline int fsx_enter(enum fsx_op op, const char *path)
 {
 	counts[op]++;
+	if (__builtin_expect(fsx_fast[op], 1)) {
+		count_call(op);
+		return 0;
+	}
+	return fsx_enter_slow(op, path);
+}
+
+static int fsx_enter_slow(enum fsx_op op, const char *path)
+{
 	if (!fsx_bound)
 		return 0;
-	count_call(op);
-	if (fsx_sched && !compound)
+	if (fsx_calls)
+		count_call(op);
+	if (fsx_sched && !compound) {
+		fsx_short_write_left = -1; /* a short write chosen for a pwrite is not the next step's */
 		sched_step(op, path, step_path2);
+	}
 	step_path2 = NULL;
-	return faults_on ? fsx_fault_act(fsx_op_point(op), path) : 0;
+	if (fsx_sched && sched_xf.kind) /* a fault the explorer chose for this step */
+		return fsx_xf_apply(op);
+	return faults_on && op_mask[op] ? fsx_fault_act(fsx_op_point(op), path) : 0;
+}
+
+static inline void fsx_leave(enum fsx_op op, int r, int err)
+{
+	if (__builtin_expect(!fsx_fast[op], 0))
+		fsx_leave_slow(op, r, err);
 }
 
 /* The call fails with err without acting. */
@@ -152,7 +211,7 @@ static int fsx_injected(enum fsx_op op, int err)
 	return -1;
 }
 
-static void fsx_leave(enum fsx_op op, int r, int err)
+static void fsx_leave_slow(enum fsx_op op, int r, int err)
 {
 	if (fsx_sched && !compound)
 		sched_result(r, err);
@@ -167,9 +226,19 @@ void fsx_point(const char *name)
 	if (fsx_point_observer)
 		fsx_point_observer(name);
 	counts[FSX_POINT]++;
+	if (__builtin_expect(fsx_fast[FSX_POINT], 1)) {
+		count_call(FSX_POINT);
+		/* fsx_note_progress, inline: a tick and the point, for the watchdog */
+		atomic_store_explicit(&fsx_aw->progress,
+				      atomic_load_explicit(&fsx_aw->progress, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_store_explicit(&fsx_aw->last_point, (uint64_t)(uintptr_t)name, memory_order_relaxed);
+		return;
+	}
 	if (!fsx_bound)
 		return;
-	count_call(FSX_POINT);
+	if (fsx_calls)
+		count_call(FSX_POINT);
 	fsx_note_progress(name);
 	if (fsx_sched) {
 		sched_point(name);
@@ -178,7 +247,7 @@ void fsx_point(const char *name)
 			sched_result(0, 0);
 		}
 	}
-	if (faults_on)
+	if (faults_on && step_rules)
 		fsx_fault_act(name, NULL);
 	if (fsx_cur.trace)
 		fsx_log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
@@ -445,9 +514,10 @@ static void fill_stat(struct fsx_stat *st, const struct statx *sx)
 	st->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
 	if (fsx_sched) /* explore: no one can stamp a ctime; the virtual mtime stands in (real ones would make replays differ) */
 		st->ctime_ns = st->mtime_ns;
-	if (coarse_ns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
-		st->mtime_ns -= st->mtime_ns % coarse_ns;
-		st->ctime_ns -= st->ctime_ns % coarse_ns;
+	int64_t cns = coarse_ns ? coarse_ns : fsx_sched ? sched_coarse_ms() * 1000000LL : 0;
+	if (cns) { /* FAT/SMB/HFS+ report times in whole 1 s or 2 s steps */
+		st->mtime_ns -= st->mtime_ns % cns;
+		st->ctime_ns -= st->ctime_ns % cns;
 	}
 	st->btime_ns = (sx->stx_mask & STATX_BTIME)
 		? (int64_t)sx->stx_btime.tv_sec * 1000000000LL + sx->stx_btime.tv_nsec : 0;
@@ -670,6 +740,12 @@ again:
 		p += r;
 		len -= (size_t)r;
 	}
+	if (rest && !err && fsx_sched) { /* explore: the rest is a step of its own */
+		fsx_xf_rest(fd, path_of(fd));
+		len = rest;
+		rest = 0;
+		goto again;
+	}
 	if (rest && !err) {
 		/* the write loop's second write(2), late: a stall the watchdog excuses */
 		struct arena_worker *aw = &fsx_cur.arena->w[fsx_cur.worker];
@@ -752,6 +828,8 @@ int fsx_ftruncate(int fd, off_t len)
 
 int fsx_hostname(char *buf, size_t len)
 {
+	if (fsx_bound && fsx_sched && sched_other_host())
+		return fsx_xf_other_host(buf, len);
 	if (fsx_bound && fsx_cur.hostname) {
 		if (strlen(fsx_cur.hostname) >= len) {
 			errno = ENAMETOOLONG;
@@ -812,13 +890,13 @@ int fsx_flock(int fd, int op)
 
 int fsx_pid_alive(pid_t pid)
 {
-	int inj = fsx_enter(FSX_KILL, NULL);
+	int inj = fsx_enter(FSX_KILL, fsx_sched ? fsx_xf_pid_name(pid) : NULL);
 	int r, err;
 	if (inj) {
 		r = -1;
 		err = inj;
 	} else if (fsx_sched) { /* pids are the workers' virtual ones; any other is gone */
-		r = sched_pid_alive(pid) == 1 ? 0 : -1;
+		r = fsx_xf_pid_answer(sched_pid_alive(pid) == 1 ? 0 : -1);
 		err = r ? ESRCH : 0;
 	} else {
 		r = kill(pid, 0);
@@ -834,7 +912,8 @@ void fsx_sleep_ms(int64_t ms)
 	int saved = errno;
 	if (fsx_sched && !compound) { /* a sleep is a wait for the virtual clock */
 		counts[FSX_SLEEP]++;
-		count_call(FSX_SLEEP);
+		if (fsx_calls)
+			count_call(FSX_SLEEP);
 		sched_sleep(ms);
 		errno = saved;
 		return;
@@ -852,7 +931,7 @@ int64_t fsx_now_ms(void)
 {
 	counts[FSX_NOW]++;
 	if (fsx_sched)
-		return sched_now_ms();
+		return sched_now_ms() + sched_skew_ms();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + skew_ms;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 
 #include "../core/arena.h"
 #include "../core/journal.h"
+#include "../core/sched.h"
 #include "fault.h"
 #include "fsx.h"
 #include "fsx_seam.h"
@@ -44,9 +46,12 @@ static uint32_t point_mask(const char *name)
 	return fault_point_mask(fsx_cur.faults, name); /* full: no caching */
 }
 
+static int xf_pid = -1; /* explore: a pid choice's answer for this step's kill -0: 1 alive, 0 dead, -1 none */
+
 void fsx_fault_forget(void)
 {
 	memset(mask_cache, 0, sizeof mask_cache);
+	xf_pid = -1;
 }
 
 /* The one external callback every point goes through: libfiu asks, the
@@ -130,5 +135,78 @@ int fsx_fault_act(const char *point, const char *path)
 			pause();
 	}
 	errno = saved;
+	return 0;
+}
+
+/* ---- explore: the fault the controller chose for a step ----
+ * The explorer decides at a decision point (explore/engine.c) and hands the
+ * choice over with the grant (sched_xf); it is applied here, through the same
+ * journal records and short-write counters as a fault plan's. */
+
+int fsx_xf_apply(int op)
+{
+	struct sched_xf *f = &sched_xf;
+	int saved = errno, inj = 0;
+	uint64_t h = point_hash(fsx_op_point((enum fsx_op)op));
+	switch (f->kind) {
+	case SXF_ERRNO: /* a compound step (read_file, write_file): its first call */
+		fsx_log_event(EV_FAULT, f->err, FK_ERRNO, (int64_t)h, 0);
+		inj = f->err;
+		break;
+	case SXF_SHORT:
+	case SXF_SPLIT:
+		if (op != FSX_WRITE)
+			return 0; /* write_file: the write after its open */
+		fsx_log_event(EV_FAULT, f->kind == SXF_SHORT ? f->err : 0, FK_SHORT_WRITE, (int64_t)h, f->bytes);
+		fsx_short_write_left = f->bytes;
+		fsx_short_write_err = f->kind == SXF_SHORT ? f->err : 0;
+		fsx_short_write_pause_ms = 0;
+		break;
+	case SXF_PID_ALIVE:
+	case SXF_PID_DEAD:
+		if (op != FSX_KILL)
+			return 0;
+		xf_pid = f->kind == SXF_PID_ALIVE;
+		fsx_log_event(EV_FAULT, xf_pid ? 0 : ESRCH, FK_PID_REUSE, (int64_t)h, xf_pid);
+		break;
+	default:
+		break;
+	}
+	f->kind = SXF_NONE;
+	errno = saved;
+	return inj;
+}
+
+void fsx_xf_rest(int fd, const char *path)
+{
+	fsx_vt_stamp_fd(fd); /* the first part landed: a reader sees it now */
+	sched_result(0, 0);
+	sched_step(FSX_WRITE, path, "the rest");
+}
+
+const char *fsx_xf_pid_name(pid_t pid)
+{
+	static char buf[24];
+	snprintf(buf, sizeof buf, "%d", (int)pid);
+	return buf;
+}
+
+int fsx_xf_pid_answer(int r)
+{
+	if (xf_pid < 0)
+		return r;
+	r = xf_pid ? 0 : -1;
+	xf_pid = -1;
+	return r;
+}
+
+int fsx_xf_other_host(char *buf, size_t len)
+{
+	char real[256] = "";
+	gethostname(real, sizeof real - 1);
+	if ((size_t)snprintf(buf, len, "%s-other", real) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	return 0;
 }

@@ -8,6 +8,8 @@
 #include "../core/journal.h"
 #include "fsx.h"
 #include "fsx_seam.h"
+#define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
+#include "fsx_backend.h"
 
 static int64_t last_create_ns;
 

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 struct arena_worker;
@@ -40,6 +41,13 @@ void fsx_fault_forget(void);
 int fsx_fault_decide(const char *name, int *failnum, void **failinfo, unsigned int *flags);
 void fsx_fault_excuse(struct arena_worker *aw, int64_t until);
 int fsx_fault_act(const char *point, const char *path);
+
+/* fsx_fault.c: explore's fault choices (core/sched.h, struct sched_xf) */
+int fsx_xf_apply(int op);                      /* the errno to inject into this call, 0: go on */
+void fsx_xf_rest(int fd, const char *path);     /* a split write: announce its rest as a step */
+const char *fsx_xf_pid_name(pid_t pid);         /* "2001": what a kill -0 step names */
+int fsx_xf_pid_answer(int r);                   /* kill -0's result, as a pid choice says */
+int fsx_xf_other_host(char *buf, size_t len);   /* "<hostname>-other" */
 
 /* fsx_obj.c */
 struct fsx_obj_id {

@@ -8,6 +8,8 @@
 
 #include "../core/sched.h"
 #include "fsx_seam.h"
+#define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
+#include "fsx_backend.h"
 
 /* ---- explore: virtual file times ----
  * Every object a step creates or changes, and the directory it sits in, is

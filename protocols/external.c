@@ -17,8 +17,10 @@
  * one ops table and one line in ext_adapters[] below.
  */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "external.h"
@@ -164,8 +166,9 @@ const struct ext_adapter ext_adapters[] = {
 	{ NULL, NULL, NULL, 0, 0 },
 };
 
-void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin, const char *summary,
-		      const struct param *params)
+/* Fill ops as the tables above are filled. */
+static void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin, const char *summary,
+			     const struct param *params)
 {
 	const struct lock_ops tmpl = { .name = name, .origin = origin, .summary = summary, .claims = "",
 				       .params = params, .points = ext_points, .flags = LOCK_EXTERNAL,
@@ -173,6 +176,95 @@ void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin
 				       .release = ext_unsupported, .stale_ms = ext_stale_ms,
 				       .wait_budget_ms = ext_wait_budget_ms };
 	*ops = tmpl;
+}
+
+/* The user's adapters, made of their manifests as they are asked for. */
+#define EXT_USER_MAX 32
+static struct ext_adapter ext_user[EXT_USER_MAX];
+static struct lock_ops ext_user_ops[EXT_USER_MAX];
+static unsigned ext_nuser;
+
+/* DIR/NAME/adapter.json into the next free entry: 0, or -1. */
+static int ext_user_add(const char *dir, const char *name)
+{
+	struct ext_manifest m;
+	if (ext_nuser == EXT_USER_MAX || ext_manifest_read(dir, name, &m) != 0)
+		return -1;
+	char pname[64];
+	snprintf(pname, sizeof pname, "ext:%s", m.name);
+	struct lock_ops *ops = &ext_user_ops[ext_nuser];
+	ext_external_ops(ops, strdup(pname), m.origin, m.summary, m.params);
+	struct ext_adapter *a = &ext_user[ext_nuser];
+	a->name = ops->name + 4;
+	a->run = m.run;
+	a->ops = ops;
+	a->stale = m.stale;
+	a->workloads = m.workloads;
+	free(m.name);
+	ext_nuser++;
+	return 0;
+}
+
+/* A shipped adapter's name: its table above wins over its manifest. */
+static int ext_builtin(const char *name)
+{
+	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
+		if (!strcmp(a->name, name))
+			return 1;
+	return 0;
+}
+
+/* Load NAME from the first directory on $LOCKSTORM_ADAPTERS that has it, or
+ * (NAME NULL) every adapter of every directory.  The loaded one, or NULL. */
+static const struct ext_adapter *ext_each_dir(const char *name)
+{
+	const char *env = getenv("LOCKSTORM_ADAPTERS");
+	if (!env || !*env)
+		return NULL;
+	char list[8192];
+	snprintf(list, sizeof list, "%s", env);
+	for (char *save = NULL, *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (name) {
+			if (ext_user_add(d, name) == 0)
+				return &ext_user[ext_nuser - 1];
+			continue;
+		}
+		DIR *dp = opendir(d);
+		if (!dp)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(dp)))
+			if (ext_name_ok(e->d_name) && !ext_builtin(e->d_name) && !ext_user_find(e->d_name))
+				ext_user_add(d, e->d_name);
+		closedir(dp);
+	}
+	return NULL;
+}
+
+const struct ext_adapter *ext_user_find(const char *name)
+{
+	for (unsigned i = 0; i < ext_nuser; i++)
+		if (!strcmp(ext_user[i].name, name))
+			return &ext_user[i];
+	return NULL;
+}
+
+const struct ext_adapter *ext_user_load(const char *name)
+{
+	const struct ext_adapter *a = ext_user_find(name);
+	if (a || !ext_name_ok(name))
+		return a;
+	return ext_each_dir(name);
+}
+
+void ext_user_scan(void)
+{
+	ext_each_dir(NULL);
+}
+
+const struct ext_adapter *ext_user_at(unsigned i)
+{
+	return i < ext_nuser ? &ext_user[i] : NULL;
 }
 
 const struct ext_adapter *ext_of(const struct lock_ops *ops)

@@ -42,15 +42,24 @@ void ext_names(char *buf, size_t len);
 /* Every adapter, built-in then the user's (scanned from $LOCKSTORM_ADAPTERS): i = 0, 1, .. until NULL. */
 const struct ext_adapter *ext_adapter_at(unsigned i);
 
-/* extmanifest.c: a user's adapter (NAME/adapter.json on $LOCKSTORM_ADAPTERS). */
+/* A user's adapter (NAME/adapter.json on $LOCKSTORM_ADAPTERS), loaded by external.c. */
 const struct ext_adapter *ext_user_find(const char *name); /* loaded already, or NULL */
 const struct ext_adapter *ext_user_load(const char *name); /* found and loaded, or NULL */
 void ext_user_scan(void);                                  /* load every one */
 const struct ext_adapter *ext_user_at(unsigned i);
-const char *ext_manifest_error(void);                      /* why the last manifest was refused, or "" */
-/* Fill ops as external.c fills its own tables. */
-void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin, const char *summary,
-		      const struct param *params);
+
+/* extmanifest.c: one manifest read into plain fields (strings and params malloc'd). */
+struct ext_manifest {
+	char *name, *origin, *summary;
+	char *run;                  /* the executable's absolute path */
+	struct param *params;       /* terminated by a {NULL} entry */
+	int stale;                  /* "stale": "stale_ms" */
+	unsigned workloads;         /* 1 update, 2 hold */
+};
+/* DIR/NAME/adapter.json: 0, or -1 (absent, or refused: ext_manifest_error() says why). */
+int ext_manifest_read(const char *dir, const char *name, struct ext_manifest *m);
+const char *ext_manifest_error(void); /* why the last manifest was refused, or "" */
+int ext_name_ok(const char *s);       /* [a-z0-9-]{1,40} */
 
 #ifdef __cplusplus
 }

@@ -15,8 +15,11 @@
  *                 { "name": "kind", "unit": "choice", "choices": ["a", "b"], "default": 0 } ] }
  *
  * stale_ms and wait_ms (unit ms) must be there, as every adapter has them.
- * Errors: a manifest that breaks a rule is skipped, and ext_manifest_error()
+ * Errors: a manifest that breaks a rule is refused, and ext_manifest_error()
  * says why (one line) for the unknown-protocol message.
+ *
+ * This file only reads a manifest into plain fields (struct ext_manifest);
+ * external.c makes the adapter of them and keeps the list.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -27,11 +30,6 @@
 
 #include "external.h"
 
-#define EXT_USER_MAX 32
-
-static struct ext_adapter ext_user[EXT_USER_MAX];
-static struct lock_ops ext_user_ops[EXT_USER_MAX];
-static unsigned ext_nuser;
 static char ext_err[512];
 
 const char *ext_manifest_error(void)
@@ -51,7 +49,7 @@ static int ext_bad(const char *path, const char *what)
 	return -1;
 }
 
-static int ext_name_ok(const char *s)
+int ext_name_ok(const char *s)
 {
 	if (!s || !*s || strlen(s) > 40)
 		return 0;
@@ -73,15 +71,13 @@ static void ext_params_free(struct param *pt)
 	free(pt);
 }
 
-/* dir/name/adapter.json into the next free entry; 0, or -1 (ext_err says why). */
-static int ext_manifest_load(const char *dir, const char *name)
+int ext_manifest_read(const char *dir, const char *name, struct ext_manifest *m)
 {
 	char path[4096], run[4096];
 	snprintf(path, sizeof path, "%s/%s/adapter.json", dir, name);
+	memset(m, 0, sizeof *m);
 	if (access(path, R_OK) != 0)
 		return -1;
-	if (ext_nuser == EXT_USER_MAX)
-		return ext_bad(path, "too many adapters");
 	json_error_t je;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
@@ -165,82 +161,15 @@ static int ext_manifest_load(const char *dir, const char *name)
 	char full[4096];
 	if (!realpath(run, full))
 		snprintf(full, sizeof full, "%s", run);
-	char pname[64];
-	snprintf(pname, sizeof pname, "ext:%s", nm);
-	struct lock_ops *ops = &ext_user_ops[ext_nuser];
-	ext_external_ops(ops, strdup(pname), strdup(origin ? origin : nm), strdup(summary ? summary : "a user's adapter"),
-			 pt);
-	struct ext_adapter *a = &ext_user[ext_nuser];
-	a->name = ops->name + 4;
-	a->run = strdup(full);
-	a->ops = ops;
-	a->stale = !strcmp(stale, "stale_ms");
-	a->workloads = wmask;
-	ext_nuser++;
+	m->name = strdup(nm);
+	m->origin = strdup(origin ? origin : nm);
+	m->summary = strdup(summary ? summary : "a user's adapter");
+	m->run = strdup(full);
+	m->params = pt;
+	m->stale = !strcmp(stale, "stale_ms");
+	m->workloads = wmask;
 	rc = 0;
 out:
 	json_decref(root);
 	return rc;
-}
-
-/* A shipped adapter's name: its table in external.c wins over its manifest. */
-static int ext_builtin(const char *name)
-{
-	for (const struct ext_adapter *a = ext_adapters; a->name; a++)
-		if (!strcmp(a->name, name))
-			return 1;
-	return 0;
-}
-
-/* Load NAME from the first directory on $LOCKSTORM_ADAPTERS that has it, or
- * (NAME NULL) every adapter of every directory.  The loaded one, or NULL. */
-static const struct ext_adapter *ext_each_dir(const char *name)
-{
-	const char *env = getenv("LOCKSTORM_ADAPTERS");
-	if (!env || !*env)
-		return NULL;
-	char list[8192];
-	snprintf(list, sizeof list, "%s", env);
-	for (char *save = NULL, *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		if (name) {
-			if (ext_manifest_load(d, name) == 0)
-				return &ext_user[ext_nuser - 1];
-			continue;
-		}
-		DIR *dp = opendir(d);
-		if (!dp)
-			continue;
-		struct dirent *e;
-		while ((e = readdir(dp)))
-			if (ext_name_ok(e->d_name) && !ext_builtin(e->d_name) && !ext_user_find(e->d_name))
-				ext_manifest_load(d, e->d_name);
-		closedir(dp);
-	}
-	return NULL;
-}
-
-const struct ext_adapter *ext_user_find(const char *name)
-{
-	for (unsigned i = 0; i < ext_nuser; i++)
-		if (!strcmp(ext_user[i].name, name))
-			return &ext_user[i];
-	return NULL;
-}
-
-const struct ext_adapter *ext_user_load(const char *name)
-{
-	const struct ext_adapter *a = ext_user_find(name);
-	if (a || !ext_name_ok(name))
-		return a;
-	return ext_each_dir(name);
-}
-
-void ext_user_scan(void)
-{
-	ext_each_dir(NULL);
-}
-
-const struct ext_adapter *ext_user_at(unsigned i)
-{
-	return i < ext_nuser ? &ext_user[i] : NULL;
 }

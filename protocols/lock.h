@@ -76,6 +76,9 @@ struct lock {
  * only to be reclaimed once it is stale_ms old (the checker's liveness waits
  * that long before it blames a waiter's time-out on the dead holder). */
 #define LOCK_DEAD_AT_ONCE 0x4u
+/* Its state is per module instance (volter): two instances in one process
+ * are two holders with one pid (--param instances=2, workloads/config.h). */
+#define LOCK_PER_INSTANCE 0x8u
 
 struct lock_ops {
 	const char *name;    /* "mkdir-owner" */
@@ -110,6 +113,15 @@ int param_parse(const struct param *p, const char *value, int64_t *out, char *wh
 int param_resolve(const struct param *params, int64_t *vals, const char *const *kv, unsigned nkv,
 		  double time_scale, unsigned char *used, char *why, size_t whylen);
 void param_format(const struct param *p, int64_t v, char *buf, size_t len);
+/* A value list, --param K=A,B,..: worker w takes value w mod the list's length,
+ * as `-p A,B` alternates protocols.  param_list_len: how many values KV holds
+ * (1: a plain value); param_variants: the lcm of KV's list lengths (0 when
+ * above 65536); param_lcm(a, b) likewise; param_kv_pick: variant V's "K=X"
+ * into buf (-1 with why on a malformed or empty element). */
+unsigned param_list_len(const char *kv);
+unsigned param_variants(const char *const *kv, unsigned nkv);
+unsigned param_lcm(unsigned a, unsigned b);
+int param_kv_pick(const char *kv, unsigned v, char *buf, size_t len, char *why, size_t whylen);
 
 /* Fill lk for one worker: path = file + ".lock", params from vals, state zeroed. */
 void lock_setup(struct lock *lk, const struct lock_ops *ops, const char *file,

@@ -580,7 +580,7 @@ const struct lock_ops lockfile_legacy_ops = {
 		  "alone. The record write is best-effort and doesn't weaken exclusivity.",
 	.params = ll_params,
 	.points = ll_points,
-	.flags = LOCK_DEAD_AT_ONCE, /* SL2: same host and a dead pid is stale */
+	.flags = LOCK_DEAD_AT_ONCE | LOCK_PER_INSTANCE, /* SL2: same host and a dead pid is stale */
 	.init = ll_init,
 	.acquire = ll_acquire,
 	.held = ll_held,

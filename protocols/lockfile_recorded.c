@@ -86,8 +86,8 @@
  *   SET_ASIDE(X)  SA1 rename X -> X.carried.<pid>.<uuid> (error: done); SA2 read it;
  *                 SA3 it is a holder now: SA4 link it back (EEXIST: retaken),
  *                 SA5 unlink the aside | else SA6 unlink the aside
- * The harness calls init() before it binds the worker to fsx, so these steps
- * pass the seam unbound: no faults, no trace, no ownership records.
+ * The harness calls init() after it binds the worker to fsx (workloads/worker.c),
+ * so these steps are steps like any other: scheduled, faulted and traced.
  *
  *   WAIT (WN4, WN6 before the sleep), the first time in an acquire: REWRITE
  *            every other lock this module instance holds with "waitingFor":
@@ -673,7 +673,7 @@ const struct lock_ops lockfile_recorded_ops = {
 		  "{\"pid\" prefix older than the boot's claim.",
 	.params = lr_params,
 	.points = lr_points,
-	.flags = 0, /* a dead holder may wait out EMPTY_RECORD_GRACE_MS (a dead reclaimer's .recovery): by age */
+	.flags = LOCK_PER_INSTANCE, /* a dead holder may wait out EMPTY_RECORD_GRACE_MS (a dead reclaimer's .recovery): by age */
 	.init = lr_init,
 	.acquire = lr_acquire,
 	.held = lr_held,

@@ -268,3 +268,68 @@ void lock_setup(struct lock *lk, const struct lock_ops *ops, const char *file,
 	lk->worker = worker;
 	lk->rng = rng;
 }
+
+/* ---- value lists: --param K=A,B,.. alternates across workers ---- */
+
+unsigned param_list_len(const char *kv)
+{
+	const char *eq = kv ? strchr(kv, '=') : NULL;
+	unsigned n = 1;
+	for (const char *p = eq ? eq + 1 : ""; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+static unsigned params_gcd(unsigned a, unsigned b)
+{
+	while (b) {
+		unsigned t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+unsigned param_lcm(unsigned a, unsigned b)
+{
+	if (!a || !b)
+		return 0;
+	uint64_t l = (uint64_t)a / params_gcd(a, b) * b;
+	return l > 65536 ? 0 : (unsigned)l;
+}
+
+unsigned param_variants(const char *const *kv, unsigned nkv)
+{
+	unsigned v = 1;
+	for (unsigned j = 0; j < nkv && v; j++)
+		v = param_lcm(v, param_list_len(kv[j]));
+	return v;
+}
+
+int param_kv_pick(const char *kv, unsigned v, char *buf, size_t len, char *why, size_t whylen)
+{
+	const char *eq = strchr(kv, '=');
+	unsigned n = param_list_len(kv);
+	if (!eq || eq == kv) {
+		snprintf(why, whylen, "--param '%s': expected KEY=VALUE", kv);
+		return -1;
+	}
+	const char *p = eq + 1;
+	for (unsigned k = v % n; k; k--)
+		p = strchr(p, ',') + 1;
+	const char *end = strchr(p, ',');
+	size_t vlen = end ? (size_t)(end - p) : strlen(p);
+	size_t klen = (size_t)(eq - kv);
+	if (n > 1 && !vlen) {
+		snprintf(why, whylen, "--param '%s': an empty value in the list", kv);
+		return -1;
+	}
+	if (klen + 1 + vlen + 1 > len) {
+		snprintf(why, whylen, "--param '%s': too long", kv);
+		return -1;
+	}
+	memcpy(buf, kv, klen + 1);
+	memcpy(buf + klen + 1, p, vlen);
+	buf[klen + 1 + vlen] = '\0';
+	return 0;
+}

@@ -29,7 +29,8 @@ EV_TYPES = ("none,attempt,acquired,busy,acquire-error,read,commit-begin,commit,l
             "obj-create,obj-remove,killed,liveness,stop,read-begin").split(",")
 FAULT_KINDS = "none,stall,crash,stop,errno,short-write,sweep,skew,coarse-mtime,pid-reuse".split(",")
 
-JOURNAL_MAGIC = 0x4C53
+JOURNAL_MAGIC = 0x4C43     # format 2: CRC32C checksums
+JOURNAL_MAGIC_V1 = 0x4C53  # format 1: the FNV-style hash, still read
 DRIVER = 0xFFFF
 
 REC = np.dtype([("type", "<u2"), ("worker", "<u2"), ("pid", "<i4"), ("op", "<u4"), ("err", "<i4"),
@@ -39,6 +40,19 @@ assert REC.itemsize == 64
 
 _FNV_OFF = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
+
+
+def _crc32c_table():
+    t = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t[i] = c
+    return t
+
+
+_CRC32C = _crc32c_table()
 
 
 def ev_types():
@@ -88,7 +102,21 @@ def point_names():
     return names
 
 
+def _crc32c(raw, n):
+    b = raw[: n * 64].reshape(n, 64)
+    c = np.full(n, 0xFFFFFFFF, dtype=np.uint32)
+    for i in range(60):
+        c = _CRC32C[(c ^ b[:, i]) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
 def _checksums(raw, n):
+    """Each record's checksum as its format computes it (format 1: FNV-style, 2: CRC32C)."""
+    magic = raw[: n * 64].view(REC)["magic"]
+    return np.where(magic == JOURNAL_MAGIC_V1, _fnv_checksums(raw, n), _crc32c(raw, n))
+
+
+def _fnv_checksums(raw, n):
     w = raw[: n * 64].view("<u8").reshape(n, 8).copy()
     w[:, 7] &= np.uint64(0xFFFFFFFF)
     h = np.full(n, _FNV_OFF, dtype=np.uint64)
@@ -107,7 +135,7 @@ def read_journal(path, ntypes):
     if n == 0:
         return np.zeros(0, dtype=REC), len(raw)
     recs = raw[: n * 64].view(REC)
-    ok = ((recs["magic"] == JOURNAL_MAGIC) & (recs["type"] > 0) & (recs["type"] < ntypes)
+    ok = (((recs["magic"] == JOURNAL_MAGIC) | (recs["magic"] == JOURNAL_MAGIC_V1)) & (recs["type"] > 0) & (recs["type"] < ntypes)
           & (_checksums(raw, n) == recs["check"]))
     bad = np.flatnonzero(~ok)
     end = int(bad[0]) if len(bad) else n

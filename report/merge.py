@@ -14,7 +14,9 @@ OUTDIR (default nightly-merged) gets:
   index.html    the matrix at a glance; each cell links to its report in its shard folder
 
 With --baseline FILE the cells are judged again against FILE; without, each shard's judgement stands.
-exit: 0 no new failure, 1 a new failure, 2 bad input (not shard folders, different matrices, a cell
+A NEW failure keeps its shard's confirmation (confirmed, repeats k/K, seen once: ci/nightly --reruns);
+one seen once fails the merged night only with --strict (or when a shard ran with --strict).
+exit: 0 no new failure (or only NEW ones seen once), 1 a new failure that fails the night, 2 bad input (not shard folders, different matrices, a cell
 missing or doubled).
 """
 import argparse
@@ -38,6 +40,7 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="lockstorm merge", description="join ci/nightly shard folders")
     ap.add_argument("-o", "--out", default="nightly-merged")
     ap.add_argument("--baseline")
+    ap.add_argument("--strict", action="store_true", help="a NEW failure seen once fails the night too")
     ap.add_argument("dirs", nargs="+", metavar="SHARD_DIR")
     try:
         a = ap.parse_args(argv)
@@ -130,21 +133,23 @@ def main(argv):
     explore_protocols = (m0.get("explore") or {}).get("protocols", [])
     columns = m0["profiles"] + ([nightlib.EXPLORE] if explore_protocols else [])
     fixed = nightlib.unmatched_baseline(bl, cells, m0["protocols"], columns) if not missing else []
-    new = [c for c in cells if c.get("new")]
+    strict = a.strict or any((s.get("confirm") or {}).get("strict") for s in shards)
+    new = [c for c in cells if nightlib.fails_night(c, strict)]
     doc = {"schema": nightlib.MERGED_SCHEMA, "matrix": m0, "shards": [
         {"index": s["shard"]["index"], "count": count, "dir": s["_dir"], "elapsed_s": s.get("elapsed_s"),
          "complete": s.get("complete", False)} for s in sorted(shards, key=lambda s: s["shard"]["index"])],
         "complete": not problems, "problems": problems, "cells": cells,
-        "new_failures": len(new), "baseline_not_failing": fixed}
+        "new_failures": sum(1 for c in cells if c.get("new")), "failing_the_night": len(new), "strict": strict,
+        "baseline_not_failing": fixed}
     with open(os.path.join(out, "merged.json"), "w") as f:
         json.dump(doc, f, indent=1)
 
     def load_report(c):
         return nightlib.load_cell_report(os.path.join(c["shard_dir"], c["dir"]), c)
 
-    nightlib.write_junit(os.path.join(out, "junit.xml"), cells, load_report)
+    nightlib.write_junit(os.path.join(out, "junit.xml"), cells, load_report, strict=strict)
     title = "lockstorm nightly (%d shard%s merged)" % (len(shards), "" if len(shards) == 1 else "s")
-    md = nightlib.summary_markdown(title, cells, fixed)
+    md = nightlib.summary_markdown(title, cells, fixed, strict=strict)
     if problems:
         md += "\n**Incomplete:** " + "; ".join(problems) + "\n"
     with open(os.path.join(out, "summary.md"), "w") as f:
@@ -162,7 +167,7 @@ def main(argv):
                                             m0["explore"]["workers"], m0["explore"]["ops"]) if explore_protocols
                                         else "",
                                         "; INCOMPLETE: " + "; ".join(problems) if problems else ""),
-                                    explore_protocols))
+                                    explore_protocols, strict=strict))
     print(md)
     if problems:
         die(2, "; ".join(problems))

@@ -14,6 +14,15 @@ each of the three a glob (fnmatch: `*` for any); `#` starts a comment.  PROFILE 
 the explore cells (a profile glob `*` matches them too).  A failing invariant of a
 cell is *known* when a line matches (protocol, profile, invariant), else *new*.  A cell that could
 not be judged (exit 2/3) fails invariant `harness`.  The night fails only on new failures.
+
+Confirmation (ci/nightly --reruns K, default 3): a run cell with a NEW failure is run again K times
+(the same command) and triaged (`lockstorm triage`); cell['confirm'] then says
+    confirmed    triage turned a NEW failure into a counterexample (confirm['cex']: its files)
+    repeats      k of the K re-runs showed a NEW failure again (confirm['repeats'] = k >= 1)
+    seen-once    neither: the failure did not come back (kept, reported; fails only with --strict)
+    unchecked    not re-run: the budget had no room (fails the night, like an unconfirmed failure)
+An explore cell's NEW failure is a counterexample already: confirmed.  The night fails on a NEW
+failure unless it is seen-once (fails_night()).
 """
 import fnmatch
 import html
@@ -127,6 +136,37 @@ def classify(cell, baseline):
     return cell
 
 
+def confirm_label(cell):
+    """'confirmed (cells/ID/triage/cex-1.json)', 'repeats 2/3', 'seen once (0/3 re-runs, triage: not
+    reproduced)', 'not re-run (budget)', or '' for a cell without a NEW failure or a confirmation."""
+    if not cell.get("new"):
+        return ""
+    if is_explore(cell):
+        files = [x["file"] for x in cell.get("cex", []) if x["invariant"] in cell["new"]]
+        return "confirmed (%s)" % ", ".join(files[:3]) if files else ""
+    k = cell.get("confirm")
+    if not k:
+        return ""
+    if k["label"] == "confirmed":
+        files = sorted(set(k["cex"]))
+        return "confirmed (%s%s), repeats %d/%d" % (", ".join(files[:3]), ", ..." if len(files) > 3 else "",
+                                                    k["repeats"], k["reruns"])
+    if k["label"] == "repeats":
+        return "repeats %d/%d" % (k["repeats"], k["reruns"])
+    if k["label"] == "seen-once":
+        return "seen once (0/%d re-runs, triage: %s)" % (k["reruns"], k.get("triage", "not reproduced"))
+    return "not re-run (%s)" % k.get("why", "budget")
+
+
+def fails_night(cell, strict=False):
+    """Does this cell fail the night? A NEW failure does, unless the re-runs and triage found it
+    seen once (then only with strict)."""
+    if not cell.get("new"):
+        return False
+    k = cell.get("confirm")
+    return strict or not (k and k["label"] == "seen-once" and not is_explore(cell))
+
+
 def unmatched_baseline(baseline, cells, protocols, profiles):
     """Baseline lines about this matrix that no cell failed: fixed, or flaky - worth a look."""
     out = []
@@ -178,7 +218,8 @@ def _explore_cases(c, rep, cls, known, n):
             if len(found) > 3:
                 text.append("and %d more in cells/%s/" % (len(found) - 3, c["id"]))
             cases.append(head + '>\n      <failure type="%s" message="%s">%s</failure>\n    </testcase>' % (
-                _x(name), _x("NEW: %d distinct counterexamples%s" % (len(found), ": " + ex[0] if ex[0] else "")),
+                _x(name), _x("NEW, confirmed: %d distinct counterexamples%s" % (len(found), ": " + ex[0] if ex[0]
+                                                                              else "")),
                 _x("\n".join(text))))
         else:
             cases.append(head + "/>")
@@ -194,9 +235,10 @@ def _not_run_suite(c, why):
                                 _x(cls), _x(why)))
 
 
-def write_junit(path, cells, load_report, skipped=()):
+def write_junit(path, cells, load_report, skipped=(), strict=False):
     """load_report(cell) -> the cell's load_cell_report() dict or None; skipped: cells the budget left out
-    ({id, protocol, profile, seed, reason}).  Valid against Jenkins xUnit's junit-10.xsd
+    ({id, protocol, profile, seed, reason}).  A NEW failure's message carries its confirm_label(); one
+    seen once is a skipped testcase (it does not fail the night) unless strict.  Valid against Jenkins xUnit's junit-10.xsd
     (tests/junit-10.xsd): the root carries tests, failures, errors and time only."""
     suites, tot = [], {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for c in skipped:
@@ -228,12 +270,21 @@ def write_junit(path, cells, load_report, skipped=()):
                     "known failure (baseline line %d%s): %d violations" % (
                         known[name]["baseline_line"], ": " + known[name]["note"] if known[name]["note"] else "",
                         inv["violations"])))
+            elif inv["violations"] and name in c.get("new", []) and not fails_night(c, strict):
+                n["skipped"] += 1
+                ex = [e["text"] for e in inv.get("examples", [])]
+                cases.append(head + '>\n      <skipped message="%s"/>\n    </testcase>' % _x(
+                    "NEW, %s: %d violations%s; artifacts: cells/%s/" % (
+                        confirm_label(c), inv["violations"], ": " + ex[0] if ex else "", c["id"])))
             elif inv["violations"]:
                 n["failures"] += 1
                 ex = [e["text"] for e in inv.get("examples", [])]
+                label = confirm_label(c)
                 cases.append(head + '>\n      <failure type="%s" message="%s">%s</failure>\n    </testcase>' % (
-                    _x(name), _x("NEW: %d violations%s" % (inv["violations"], ": " + ex[0] if ex else "")),
-                    _x("\n".join(ex) + "\nartifacts: cells/%s/ (lockstorm check, lockstorm report)" % c["id"])))
+                    _x(name), _x("NEW%s: %d violations%s" % (", " + label if label else "", inv["violations"],
+                                                            ": " + ex[0] if ex else "")),
+                    _x("\n".join(ex) + ("\n" + label if label else "") +
+                       "\nartifacts: cells/%s/ (lockstorm check, lockstorm report)" % c["id"])))
             else:
                 cases.append(head + "/>")
         if c.get("verdict") == "error":
@@ -270,13 +321,18 @@ def write_junit(path, cells, load_report, skipped=()):
 
 # ---- summaries ----
 
-def summary_markdown(title, cells, fixed, extra="", skipped=(), pending=(), status=""):
+def summary_markdown(title, cells, fixed, extra="", skipped=(), pending=(), status="", strict=False):
     """status: '' for a finished shard, else what it is doing or why it is incomplete (shown first)."""
     new = [c for c in cells if c.get("new")]
+    failing = [c for c in new if fails_night(c, strict)]
+    once = len(new) - len(failing)
     known = [c for c in cells if c.get("known") and not c.get("new")]
     cut = [c for c in cells if c.get("verdict") == "cut"]
-    head = ("FAIL (%d cells with new failures)" % len(new) if new else
-            "INCOMPLETE (no new failures so far)" if status or skipped or cut else "PASS (no new failures)")
+    head = ("FAIL (%d cells with new failures)" % len(failing) if failing else
+            "INCOMPLETE (no new failures so far)" if (status or skipped or cut) and not once else
+            "INCOMPLETE (%d cells with new failures seen once)" % once if status or skipped or cut else
+            "PASS (%d cells with new failures seen once, not confirmed)" % once if once else
+            "PASS (no new failures)")
     lines = ["### %s: %s" % (title, head), ""]
     if status:
         lines += ["**%s**" % status, ""]
@@ -288,11 +344,13 @@ def summary_markdown(title, cells, fixed, extra="", skipped=(), pending=(), stat
     if pending:
         lines += ["Not run yet: " + ", ".join("`%s`" % x for x in pending), ""]
     if new:
-        lines += ["| cell | new failures | known | first example |", "|---|---|---|---|"]
-        for c in new:
-            lines.append("| %s | **%s** | %s | %s |" % (c["id"], ", ".join(c["new"]),
-                                                       ", ".join(k["invariant"] for k in c["known"]) or "-",
-                                                       (c.get("first_example") or "").replace("|", "\\|")))
+        # the night's failures first, then those seen once (kept, reported; they fail only with --strict)
+        lines += ["| cell | new failures | confirmation | known | first example |", "|---|---|---|---|---|"]
+        for c in failing + [c for c in new if c not in failing]:
+            lines.append("| %s | **%s** | %s | %s | %s |" % (
+                c["id"], ", ".join(c["new"]), confirm_label(c).replace("|", "\\|") or "-",
+                ", ".join(k["invariant"] for k in c["known"]) or "-",
+                (c.get("first_example") or "").replace("|", "\\|")))
         lines.append("")
     if known:
         lines += ["<details><summary>%d cells with known failures only</summary>" % len(known), "",
@@ -346,29 +404,35 @@ def explore_coverage_markdown(cells):
 
 
 def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", explore_protocols=(), skipped=(),
-               pending=(), status=""):
+               pending=(), status="", strict=False):
     """A matrix page: protocols x profiles (and an explore column when explore_protocols), one chip per
-    seed; link(cell) -> href of its report or None."""
+    seed; link(cell) -> href of its report or None.  A NEW failure seen once has a chip of its own."""
     css = ("body{font-family:system-ui,sans-serif;margin:20px;color:#222}table{border-collapse:collapse}"
            "td,th{border:1px solid #ddd;padding:4px 8px;font-size:13px;vertical-align:top}th{background:#f3f3f3}"
            ".c{display:inline-block;margin:1px;padding:1px 6px;border-radius:3px;color:#fff;font-size:12px;"
            "text-decoration:none}.pass{background:#1b7f3b}.known{background:#b08900}.new{background:#b3261e}"
-           ".error{background:#000}.na{background:#bbb}.skip{background:#777}"
+           ".error{background:#000}.na{background:#bbb}.skip{background:#777}.once{background:#d9730d}"
            "h1{padding:10px 14px;border-radius:4px;color:#fff;font-size:22px}"
            "h1.ok{background:#1b7f3b}h1.bad{background:#b3261e}h1.part{background:#8a5a00}")
     by = {(c["protocol"], c["profile"], c["seed"]): c for c in cells}
     skip_by = {(c["protocol"], c["profile"], c["seed"]): c for c in skipped}
-    new = [c for c in cells if c.get("new")]
+    allnew = [c for c in cells if c.get("new")]
+    new = [c for c in allnew if fails_night(c, strict)]
+    once = [c for c in allnew if c not in new]
     incomplete = bool(status or skipped or any(c.get("verdict") == "cut" for c in cells))
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s</title><style>%s</style></head><body>'
            % (_x(title), css),
            '<h1 id="verdict" class="%s">%s: %s</h1>%s<p>%s</p>' % (
                "bad" if new else "part" if incomplete else "ok", _x(title),
                "%d cells with new failures" % len(new) if new else
-               "INCOMPLETE, no new failures so far" if incomplete else "no new failures",
+               "INCOMPLETE, no new failures so far" if incomplete and not once else
+               "INCOMPLETE, %d new failures seen once" % len(once) if incomplete else
+               "no confirmed or repeating new failures (%d seen once)" % len(once) if once else
+               "no new failures",
                "<p><b>%s</b></p>" % _x(status) if status else "", _x(note)),
            '<p><span class="c pass">pass</span> <span class="c known">known failures only</span> '
-           '<span class="c new">new failure</span> <span class="c error">harness error</span> '
+           '<span class="c new">new failure (confirmed, repeating or unchecked)</span> '
+           '<span class="c once">new failure seen once</span> <span class="c error">harness error</span> '
            '<span class="c skip">skipped or cut (budget)</span> <span class="c na">not in this shard, or not run yet</span></p>'
            '<table><tr><th>protocol</th>']
     columns = list(profiles) + ([EXPLORE] if explore_protocols else [])
@@ -391,9 +455,11 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", e
                 if not c:
                     chips.append('<span class="c na">s%d</span>' % s)
                     continue
-                cls = ("new" if c.get("new") else "error" if c.get("verdict") == "error" else
+                cls = ("new" if c in new else "once" if c in once else "error" if c.get("verdict") == "error" else
                        "known" if c.get("known") else "pass")
                 tip = ", ".join(c.get("new", []) + [k["invariant"] + " (known)" for k in c.get("known", [])])
+                if confirm_label(c):
+                    tip += " - " + confirm_label(c)
                 if c.get("explore"):
                     e = c["explore"]
                     tip += "%s%d schedules, %d/%d points, %d step pairs" % (
@@ -405,11 +471,15 @@ def index_html(title, cells, protocols, profiles, seeds, link, fixed, note="", e
             out.append("<td>%s</td>" % " ".join(chips))
         out.append("</tr>")
     out.append("</table>")
-    if new:
-        out.append("<h2>New failures</h2><ul>")
-        for c in new:
-            out.append("<li><b>%s</b>: %s<br><small>%s</small></li>" % (
-                _x(c["id"]), _x(", ".join(c["new"])), _x(c.get("first_example") or "")))
+    for head, group in (("New failures", new), ("New failures seen once (kept; they fail the night only with "
+                                                 "--strict)", once)):
+        if not group:
+            continue
+        out.append("<h2>%s</h2><ul>" % _x(head))
+        for c in group:
+            out.append('<li><b>%s</b>: %s <span class="label">[%s]</span><br><small>%s</small></li>' % (
+                _x(c["id"]), _x(", ".join(c["new"])), _x(confirm_label(c) or "not re-run"),
+                _x(c.get("first_example") or "")))
         out.append("</ul>")
     if fixed:
         out.append("<h2>Baseline entries that did not fail</h2><ul>%s</ul>" % "".join(

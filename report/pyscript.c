@@ -251,25 +251,28 @@ int report_main(int argc, char **argv)
 }
 
 static const char merge_usage[] =
-	"usage: lockstorm merge [-o OUTDIR] [--baseline FILE] SHARD_DIR..\n"
+	"usage: lockstorm merge [-o OUTDIR] [--baseline FILE] [--strict] SHARD_DIR..\n"
 	"  join ci/nightly shard folders into one report (report/merge.py)\n"
 	"  SHARD_DIR          a shard's output folder (ci/nightly --shard I/N -o SHARD_DIR)\n"
 	"  -o, --out OUTDIR   where the merged report goes (default nightly-merged)\n"
 	"      --baseline FILE  known failures (ci/nightly-baseline.txt)\n"
+	"      --strict       a NEW failure seen once (ci/nightly's re-runs and triage) fails too\n"
 	"  -h, --help         this help (options take --opt=VALUE and --opt VALUE alike)\n"
 	"needs /usr/bin/python3 (report/merge.py)\n"
-	"exit: 0 no new failure, 1 a new failure (not in the baseline), 2 bad usage or input, 3 the script failed\n";
+	"exit: 0 no new failure (or only ones seen once), 1 a new failure (not in the baseline) that fails the night,\n"
+	"      2 bad usage or input, 3 the script failed\n";
 
 int merge_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "out", required_argument, NULL, 'o' },
 		{ "baseline", required_argument, NULL, 'b' },
+		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *baseline = NULL;
-	int c;
+	int c, strict = 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
@@ -279,6 +282,9 @@ int merge_main(int argc, char **argv)
 			break;
 		case 'b':
 			baseline = optarg;
+			break;
+		case 's':
+			strict = 1;
 			break;
 		case 'h':
 			fputs(merge_usage, stdout);
@@ -292,7 +298,7 @@ int merge_main(int argc, char **argv)
 		return 2;
 	}
 	/* merge.py gets the options in one spelling, the folders after "--" */
-	char **args = calloc((size_t)(argc - optind) + 6, sizeof *args);
+	char **args = calloc((size_t)(argc - optind) + 7, sizeof *args);
 	if (!args)
 		return 3;
 	int n = 0;
@@ -304,6 +310,8 @@ int merge_main(int argc, char **argv)
 		args[n++] = "--baseline";
 		args[n++] = (char *)baseline;
 	}
+	if (strict)
+		args[n++] = "--strict";
 	args[n++] = "--";
 	for (int i = optind; i < argc; i++)
 		args[n++] = argv[i];

@@ -13,7 +13,7 @@
 static void print_config(FILE *f, const struct run_config *cfg)
 {
 	fprintf(f, "config      protocol ");
-	for (unsigned i = 0; i < cfg->nproto; i++)
+	for (unsigned i = 0; i < (cfg->nproto_given ? cfg->nproto_given : cfg->nproto); i++) /* not the slots */
 		fprintf(f, "%s%s", i ? "," : "", cfg->proto[i]->name);
 	fprintf(f, ", workload %s, %u workers, ", cfg->workload->name, cfg->workers);
 	if (cfg->duration_ms)
@@ -102,7 +102,7 @@ int report_write_json(const char *path, const struct run_config *cfg, const stru
 		      const struct verdict *v, const struct report_live *live)
 {
 	json_t *protos = json_array(), *faults = json_array(), *params = json_array();
-	for (unsigned i = 0; i < cfg->nproto; i++)
+	for (unsigned i = 0; i < (cfg->nproto_given ? cfg->nproto_given : cfg->nproto); i++) /* not the slots */
 		json_array_append_new(protos, json_string(cfg->proto[i]->name));
 	for (unsigned i = 0; i < cfg->faults.n; i++)
 		json_array_append_new(faults, json_string(cfg->faults.rule[i].spec));

@@ -98,7 +98,11 @@ static int prepare_dirs(struct run_config *cfg, struct dirs *d, char *why, size_
 		return -1;
 	}
 	if (!cfg->outdir[0]) {
-		if (rundir_temp(&d->out, "lockstorm-out", OUT_MARKER, why, len))
+		/* inside the work directory: journals on its file system (tmpfs for
+		 * --dir /dev/shm), not on $TMPDIR's; removed with it */
+		char at[PATH_MAX + 8];
+		snprintf(at, sizeof at, "%s/out", cfg->workdir);
+		if (rundir_clear(&d->work, "out", why, len) || rundir_temp_at(&d->out, at, OUT_MARKER, why, len))
 			return -1;
 		snprintf(cfg->outdir, sizeof cfg->outdir, "%s", d->out.path);
 		cfg->outdir_temp = 1;
@@ -174,7 +178,7 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 		.proto = cfg->proto[slot],
 		.pvals = cfg->pvals[slot],
 		.workload = cfg->workload,
-		.wparam = cfg->wvals,
+		.wparam = cfg_wparam(cfg, id),
 		.state_file = sv->state_file,
 		.arena = sv->arena,
 		.journal_path = jpath,
@@ -184,7 +188,8 @@ static _Noreturn void worker_main(struct supervisor *sv, unsigned id, unsigned i
 			.faults = &cfg->faults,
 			.fstate = &sv->fstates[id],
 			.trace = cfg->trace,
-			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander : 0,
+			.pid = fault_process_rule(&cfg->faults, FK_PID_REUSE, id) ? sv->bystander
+			       : cfg_pid_worker(cfg, id) != id ? sv->slot[cfg_pid_worker(cfg, id)].pid : 0, /* instances */
 			.dev = sv->netfs_dev,
 		},
 	};

@@ -52,7 +52,7 @@
 #include "runcfg.h"
 
 #define EXT_START_MS 30000   /* an adapter's start-up (a Node or Python runtime) until its first `next`, */
-#define EXT_START_MIN_MS 10000 /* cut to the run's duration, but not below this */
+#define EXT_START_MIN_MS 10000 /* cut to the run's duration, but not below this; plus the watchdog's margin */
 #define EXT_CLOCK_SLACK_NS 1000000000LL /* a line stamped later than now by more than this is not CLOCK_MONOTONIC */
 #define EXT_TAIL_LINES 5
 
@@ -104,6 +104,28 @@ static int ext_find_adapter(const struct ext_adapter *a, char *out, size_t len, 
 	}
 	return runcfg_fail(why, wlen, "ext:%s: adapter not found (tried %s; LOCKSTORM_ADAPTERS names the adapters "
 				"directory)", a->name, tried);
+}
+
+/* The command of the run's external protocol slot (explore's adapters): 0, or 2 with why. */
+int ext_command(const struct run_config *cfg, unsigned slot, char *out, size_t len, int *shell, char *why,
+		size_t wlen)
+{
+	const struct ext_adapter *a = ext_of(cfg->proto[slot]);
+	if (!a)
+		return runcfg_fail(why, wlen, "%s is not an external adapter", cfg->proto[slot]->name), 2;
+	*shell = a->run == NULL;
+	if (!a->run) {
+		if (!cfg->exec_cmd[0])
+			return runcfg_fail(why, wlen, "-p exec needs --exec 'CMD'"), 2;
+		snprintf(out, len, "%s", cfg->exec_cmd);
+		return 0;
+	}
+	if (a->run[0] == '/') {
+		snprintf(out, len, "%s", a->run);
+		return access(out, X_OK) == 0 ? 0 : (runcfg_fail(why, wlen, "ext:%s: adapter %s is not executable",
+								   a->name, out), 2);
+	}
+	return ext_find_adapter(a, out, len, why, wlen) ? 2 : 0;
 }
 
 int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena,
@@ -644,7 +666,9 @@ int ext_watchdog(struct ext_run *x, unsigned id, int64_t extra_ms, struct journa
 		if (x->cfg->duration_ms && (int64_t)x->cfg->duration_ms < start)
 			start = (int64_t)x->cfg->duration_ms > EXT_START_MIN_MS ? (int64_t)x->cfg->duration_ms :
 										  EXT_START_MIN_MS;
-		limit = start + s->budget_ms + extra_ms;
+		/* the start-up allowance and the watchdog's margin: not the lock-wait budget as well
+		 * (a hung adapter on a 2 s run ended after 22 s, now after 12 s) */
+		limit = start + extra_ms;
 	}
 	else if (s->told_stop)
 		limit = s->budget_ms + extra_ms;

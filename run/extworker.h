@@ -51,6 +51,10 @@ struct ext_run;
 int ext_prepare(struct ext_run **out, struct run_config *cfg, struct arena *arena,
 		struct fault_state *fstates, const char *state_file,
 		char *why, size_t len);
+/* The command that runs the run's protocol slot SLOT (an external one): *shell as
+ * ext_exec_cmd() takes it.  0, or 2 with why (not found, not executable). */
+int ext_command(const struct run_config *cfg, unsigned slot, char *out, size_t len, int *shell, char *why,
+		size_t wlen);
 int ext_is(const struct ext_run *x, unsigned id);
 /* Pipes for worker id's next incarnation: 0, or -1 with errno. */
 int ext_before_fork(struct ext_run *x, unsigned id);

@@ -36,29 +36,67 @@
 #include "rundir.h"
 #include "leftover.h"
 
-/* What makes a kept run's records unjudgeable beyond a damaged journal (WHY
+/*
+ * What makes a kept run's records unjudgeable beyond a damaged journal (WHY
  * already says that one): a run that never ended (no EV_STOP from the
- * driver: it was killed) or a worker without a journal. */
-static void verdict_unjudgeable(const struct run_config *cfg, const char *outdir, const struct jrec *rec,
-				size_t n, char *why, size_t len)
+ * driver: it was killed) or a worker without a journal.  Learnt from the
+ * records one at a time (unj_see) as the checker walks them, judged at the
+ * end (unj_judge).
+ */
+struct unj {
+	unsigned workers;
+	int stopped, interrupted;
+	uint64_t *last;
+	unsigned char *ok;
+};
+
+static void unj_init(struct unj *u, unsigned workers)
+{
+	memset(u, 0, sizeof *u);
+	u->workers = workers;
+	u->last = calloc(workers ? workers : 1, sizeof *u->last);
+	u->ok = calloc(workers ? workers : 1, 1);
+}
+
+static void unj_free(struct unj *u)
+{
+	free(u->last);
+	free(u->ok);
+}
+
+static void unj_see(struct unj *u, const struct jrec *r)
+{
+	if (r->worker == JOURNAL_DRIVER && r->type == EV_STOP && !u->stopped) {
+		u->stopped = 1;
+		u->interrupted = r->a != 0;
+	}
+	if (!u->last || !u->ok)
+		return;
+	if (r->worker < u->workers) {
+		u->last[r->worker] = r->seq;
+		/* its exit, or its crash: a crash fault journals itself last
+		 * (built-in workers, and the driver for an adapter it or the
+		 * shim killed) */
+		u->ok[r->worker] = r->type == EV_WORKER_EXIT || (r->type == EV_FAULT && r->a == FK_CRASH);
+	} else if (r->worker == JOURNAL_DRIVER && r->type == EV_KILLED && r->op < u->workers &&
+		   r->seq > u->last[r->op]) {
+		u->ok[r->op] = 1;
+	}
+}
+
+static void unj_judge(const struct unj *u, const char *outdir, char *why, size_t len)
 {
 	if (why[0])
 		return;
-	int stopped = 0, interrupted = 0;
-	for (size_t i = 0; i < n && !stopped; i++)
-		if (rec[i].worker == JOURNAL_DRIVER && rec[i].type == EV_STOP) {
-			stopped = 1;
-			interrupted = rec[i].a != 0;
-		}
-	if (!stopped) {
+	if (!u->stopped) {
 		snprintf(why, len, "the run did not finish (no end record in journal/driver.bin: was the driver killed?)");
 		return;
 	}
 	/* An interrupted run is INCOMPLETE for that reason (the caller says so):
 	 * journals missing or cut short by the interrupt are its marks, not damage. */
-	if (interrupted)
+	if (u->interrupted)
 		return;
-	for (unsigned w = 0; w < cfg->workers; w++) {
+	for (unsigned w = 0; w < u->workers; w++) {
 		char p[PATH_MAX + 64];
 		snprintf(p, sizeof p, "%s/journal/w%04u.bin", outdir, w);
 		if (access(p, F_OK) != 0) {
@@ -69,54 +107,89 @@ static void verdict_unjudgeable(const struct run_config *cfg, const char *outdir
 	/* A worker's journal ends with its EV_WORKER_EXIT, unless the driver saw
 	 * it die after its last record: anything else lost its end (a record
 	 * torn or cut off by something other than its writer's death). */
-	uint64_t *last = calloc(cfg->workers, sizeof *last);
-	unsigned char *ok = calloc(cfg->workers, 1);
-	if (!last || !ok) {
-		free(last);
-		free(ok);
+	if (!u->last || !u->ok)
 		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct jrec *r = &rec[i];
-		if (r->worker < cfg->workers) {
-			last[r->worker] = r->seq;
-			/* its exit, or its crash: a crash fault journals itself last
-			 * (built-in workers, and the driver for an adapter it or the
-			 * shim killed) */
-			ok[r->worker] = r->type == EV_WORKER_EXIT || (r->type == EV_FAULT && r->a == FK_CRASH);
-		} else if (r->worker == JOURNAL_DRIVER && r->type == EV_KILLED && r->op < cfg->workers &&
-			   r->seq > last[r->op]) {
-			ok[r->op] = 1;
-		}
-	}
-	for (unsigned w = 0; w < cfg->workers; w++) {
-		if (!ok[w]) {
+	for (unsigned w = 0; w < u->workers; w++) {
+		if (!u->ok[w]) {
 			snprintf(why, len, "journal/w%04u.bin ends before its worker exited, and w%u was not killed", w, w);
 			break;
 		}
 	}
-	free(last);
-	free(ok);
+}
+
+/* The checker's record source: the journals' cursor, watched on the way. */
+struct judge_src {
+	struct journal_cursor *cur;
+	struct unj u;
+	struct check_input *in;
+	const char *outdir;
+	char damaged[200];
+	int unordered;
+};
+
+static int judge_next(void *ctx, const struct jrec **r)
+{
+	struct judge_src *s = ctx;
+	int k = journal_cursor_next(s->cur, r);
+	if (k == 1)
+		unj_see(&s->u, *r);
+	if (k != 0)
+		return k;
+	size_t torn = 0;
+	s->unordered = !journal_cursor_finish(s->cur, &torn, s->damaged, sizeof s->damaged);
+	unj_judge(&s->u, s->outdir, s->damaged, sizeof s->damaged);
+	s->in->torn_bytes = torn;
+	s->in->unjudgeable = s->damaged[0] ? s->damaged : NULL;
+	return 0;
+}
+
+/* The slow path, for journals not in seq order: all records, sorted. */
+static int judge_sorted(const struct run_config *cfg, const char *outdir, struct check_input *in,
+			struct check_result *res, struct jrec **rec, char *damaged, size_t dlen,
+			unsigned *files, char *why, size_t len)
+{
+	size_t n = 0, torn = 0;
+	if (journal_read_dir_checked(outdir, rec, &n, &torn, files, damaged, dlen) != 0) {
+		snprintf(why, len, "cannot read journals in %s/journal: %s", outdir, strerror(errno));
+		return -1;
+	}
+	struct unj u;
+	unj_init(&u, cfg->workers);
+	for (size_t i = 0; i < n; i++)
+		unj_see(&u, &(*rec)[i]);
+	unj_judge(&u, outdir, damaged, dlen);
+	unj_free(&u);
+	in->rec = *rec;
+	in->n = n;
+	in->next = NULL;
+	in->torn_bytes = torn;
+	in->unjudgeable = damaged[0] ? damaged : NULL;
+	if (check_run(in, res) != 0) {
+		snprintf(why, len, "checker: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int driver_verdict(const struct run_config *cfg, const char *outdir, struct check_result *res,
 		   unsigned *files, char *why, size_t len)
 {
 	struct jrec *rec = NULL;
-	size_t n = 0, torn = 0;
-	char damaged[200] = "";
-	if (journal_read_dir_checked(outdir, &rec, &n, &torn, files, damaged, sizeof damaged) != 0) {
+	struct judge_src src = { .outdir = outdir };
+	unj_init(&src.u, cfg->workers);
+	if (journal_cursor_open(outdir, &src.cur, files) != 0) {
 		snprintf(why, len, "cannot read journals in %s/journal: %s", outdir, strerror(errno));
+		unj_free(&src.u);
 		return -1;
 	}
-	verdict_unjudgeable(cfg, outdir, rec, n, damaged, sizeof damaged);
 	int64_t *stale = calloc(cfg->workers, sizeof *stale);
 	int64_t *budget = calloc(cfg->workers, sizeof *budget);
 	const char **proto_of = calloc(cfg->workers, sizeof *proto_of);
+	const char **rev_of = calloc(cfg->workers, sizeof *rev_of);
 	char *final = NULL, *snap = NULL;
 	size_t final_len = 0, snap_len = 0;
 	int rc = -1;
-	if (!stale || !budget || !proto_of) {
+	if (!stale || !budget || !proto_of || !rev_of) {
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
@@ -124,6 +197,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		stale[i] = runcfg_stale_ms(cfg, i);
 		budget[i] = runcfg_budget_ms(cfg, i);
 		proto_of[i] = cfg->proto[cfg_proto_slot(cfg, i)]->name;
+		rev_of[i] = cfg_slot_label(cfg, i);
 	}
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof p, "%s/final-state.json", outdir);
@@ -134,12 +208,13 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		snap = fsutil_slurp(p, &snap_len);
 	}
 	struct check_input in = {
-		.rec = rec,
-		.n = n,
+		.next = judge_next,
+		.next_ctx = &src,
 		.workers = cfg->workers,
 		.stale_ms = stale,
 		.budget_ms = budget,
 		.proto_of = proto_of,
+		.rev_of = rev_of,
 		.check_state = (cfg->workload->flags & WL_CHECK_STATE) != 0,
 		.check_seq = (cfg->workload->flags & WL_CHECK_SEQ) != 0,
 		.check_stale_read = (cfg->workload->flags & WL_CHECK_STALE_READ) != 0,
@@ -147,18 +222,25 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		.final_len = final_len,
 		.final_snapshot = snap,
 		.final_snapshot_len = snap_len,
-		.torn_bytes = torn,
-		.unjudgeable = damaged[0] ? damaged : NULL,
 	};
+	src.in = &in;
+	/* one streaming pass over the journals; memory bounded by the workers
+	 * and what is open at once, not by the history */
 	if (check_run(&in, res) != 0) {
 		snprintf(why, len, "checker: %s", strerror(errno));
 		goto out;
 	}
+	if (src.unordered &&
+	    judge_sorted(cfg, outdir, &in, res, &rec, src.damaged, sizeof src.damaged, files, why, len) != 0)
+		goto out;
 	rc = 0;
 out:
+	journal_cursor_close(src.cur);
+	unj_free(&src.u);
 	free(snap);
 	free(final);
 	free(proto_of);
+	free(rev_of);
 	free(budget);
 	free(stale);
 	free(rec);

@@ -119,6 +119,7 @@ static int set_protocols(struct run_config *cfg, const char *list, char *why, si
 	char buf[512];
 	snprintf(buf, sizeof buf, "%s", list);
 	cfg->nproto = 0;
+	cfg->nproto_given = 0;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		const struct lock_ops *ops = lock_find(t);
 		if (!ops) {
@@ -379,12 +380,17 @@ int runcfg_resolve(struct run_config *cfg, char *why, size_t len)
 	unsigned char used[CFG_MAX_KV] = { 0 };
 	if (hosts_resolve_faults(cfg, why, len))
 		return -1;
-	for (unsigned i = 0; i < cfg->nproto; i++)
-		if (param_resolve(cfg->proto[i]->params, cfg->pvals[i], cfg->kv, cfg->nkv, cfg->time_scale,
-				  used, why, len))
-			return -1;
-	if (param_resolve(cfg->workload->params, cfg->wvals, cfg->kv, cfg->nkv, cfg->time_scale, used, why, len))
+	static char store[CFG_MAX_KV][256]; /* a slot's picks of --param lists (workloads/variants.c) */
+	const char *kv[CFG_MAX_KV];
+	if (cfg_slots_expand(cfg, why, len) || cfg_instances(cfg, used, why, len))
 		return -1;
+	for (unsigned i = 0; i < cfg->nproto; i++)
+		if (cfg_slot_kv(cfg, i, store, kv, why, len) ||
+		    param_resolve(cfg->proto[i]->params, cfg->pvals[i], kv, cfg->nkv, cfg->time_scale, used, why, len) ||
+		    param_resolve(cfg->workload->params, cfg->wvals_slot[i], kv, cfg->nkv, cfg->time_scale, used, why,
+				  len))
+			return -1;
+	memcpy(cfg->wvals, cfg->wvals_slot[0], sizeof cfg->wvals);
 	for (unsigned k = 0; k < cfg->nkv; k++) {
 		if (used[k])
 			continue;

@@ -153,6 +153,19 @@ int rundir_claim(struct rundir *d, const char *path, const char *marker, const c
 	return 0;
 }
 
+static int rundir_made(struct rundir *d, char *why, size_t len)
+{
+	d->temp = 1;
+	int owner = 0;
+	if (marker_take(d, &owner) != 0) {
+		snprintf(why, len, "cannot mark %s: %s", d->path, strerror(errno));
+		rmdir(d->path);
+		d->temp = 0;
+		return -1;
+	}
+	return 0;
+}
+
 int rundir_temp(struct rundir *d, const char *prefix, const char *marker, char *why, size_t len)
 {
 	rundir_init(d);
@@ -163,15 +176,20 @@ int rundir_temp(struct rundir *d, const char *prefix, const char *marker, char *
 		d->path[0] = '\0';
 		return -1;
 	}
-	d->temp = 1;
-	int owner = 0;
-	if (marker_take(d, &owner) != 0) {
-		snprintf(why, len, "cannot mark %s: %s", d->path, strerror(errno));
-		rmdir(d->path);
-		d->temp = 0;
+	return rundir_made(d, why, len);
+}
+
+int rundir_temp_at(struct rundir *d, const char *path, const char *marker, char *why, size_t len)
+{
+	rundir_init(d);
+	snprintf(d->marker, sizeof d->marker, "%s", marker);
+	snprintf(d->path, sizeof d->path, "%s", path);
+	if (mkdir(d->path, 0700) != 0) {
+		snprintf(why, len, "cannot make the temporary directory %s: %s", path, strerror(errno));
+		d->path[0] = '\0';
 		return -1;
 	}
-	return 0;
+	return rundir_made(d, why, len);
 }
 
 static int noted(const struct rundir *d, const char *name)

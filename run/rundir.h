@@ -56,6 +56,8 @@ int rundir_claim(struct rundir *d, const char *path, const char *marker, const c
 		 size_t len);
 /* A fresh $TMPDIR/PREFIX.XXXXXX with its marker; its path in d->path. */
 int rundir_temp(struct rundir *d, const char *prefix, const char *marker, char *why, size_t len);
+/* rundir_temp at exactly PATH (made here; an existing PATH is an error). */
+int rundir_temp_at(struct rundir *d, const char *path, const char *marker, char *why, size_t len);
 /* NAME is about to be made here: record it in the marker. */
 int rundir_note(struct rundir *d, const char *name, char *why, size_t len);
 /* An earlier run's NAME: remove it when the marker lists it; refuse a NAME

@@ -145,6 +145,19 @@ TEST(UserAdapter, NewSkeletonRunsAtOnce)
 	EXPECT_EQ(unknown.status, 2);
 	EXPECT_NE(unknown.err.find("ext:my-py"), std::string::npos) << unknown.err;
 
+	/* a kept run of it becomes a scenario that runs again, and a nightly cell */
+	CmdResult kept = run_cmd(env + BIN + " run -p ext:my-py -n 2 --ops 20 -q -o " + d.sub("kept"));
+	ASSERT_EQ(kept.status, 0) << kept.out << kept.err;
+	CmdResult sn = run_cmd(env + BIN + " scenario new mine --from-run " + d.sub("kept") + " -o " + d.sub("mine.scenario"));
+	ASSERT_EQ(sn.status, 0) << sn.out << sn.err;
+	CmdResult sr = run_cmd(env + BIN + " scenario run " + d.sub("mine.scenario"));
+	EXPECT_EQ(sr.status, 0) << sr.out << sr.err;
+	EXPECT_NE(sr.out.find("every revision as expected"), std::string::npos) << sr.out;
+	CmdResult nt = run_cmd(env + SRC + "/ci/nightly --bin " + BIN + " --protocols ext:my-py --profiles none --seeds 1 "
+			       "--budget 12 --no-explore --out " + d.sub("night"));
+	EXPECT_EQ(nt.status, 0) << nt.out << nt.err;
+	EXPECT_NE(nt.err.find("ext:my-py none seed 1"), std::string::npos) << nt.err;
+
 	ASSERT_EQ(run_cmd(BIN + " adapter new my-c --lang c --dir " + d.path).status, 0);
 	CmdResult cr = run_cmd(env + BIN + " run -p ext:my-c -n 3 --ops 60 -q");
 	EXPECT_EQ(cr.status, 0) << cr.out << cr.err;

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -113,4 +114,27 @@ TEST(Compare, BadUsageExits2)
 		EXPECT_EQ(r.err.rfind("lockstorm: compare: ", 0), 0u) << args << ": " << r.err;
 		EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
 	}
+}
+
+/* --json, --markdown and --junit are checked writable before any run: exit 2,
+ * one line naming the option, and nothing ran (no -o folder made). */
+TEST(Compare, UnwritableOutputFilesAreRefusedBeforeAnyRun)
+{
+	ScratchDir d;
+	for (const std::string opt : { "--markdown", "--json", "--junit" }) {
+		for (const std::string &path : std::vector<std::string>{ d.sub("nonexistent/dir/x.out"), d.path }) {
+			std::string out = d.sub("o" + opt.substr(2));
+			CmdResult r = run_cmd(BIN + " compare -p flock,mkdir-owner -w update -n 2 --ops 20 -o " + out + " " +
+					      opt + " " + path);
+			EXPECT_EQ(r.status, 2) << opt << " " << path << ": " << r.out << r.err;
+			EXPECT_EQ(r.err.rfind("lockstorm: compare: " + opt + " " + path + ": ", 0), 0u) << r.err;
+			EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+			EXPECT_TRUE(r.out.empty()) << r.out;
+			EXPECT_FALSE(exists(out)) << "nothing ran: " << out;
+		}
+	}
+	/* a writable one is fine */
+	CmdResult ok = run_cmd(BIN + " compare -p flock -w update -n 2 --ops 20 -q --markdown " + d.sub("t.md"));
+	EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+	EXPECT_TRUE(exists(d.sub("t.md")));
 }

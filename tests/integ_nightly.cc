@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -460,4 +461,153 @@ TEST(CiCompare, HyperfineTimingsWithVerdicts)
 	EXPECT_NE(md.find("| none |"), std::string::npos) << md;
 	EXPECT_NE(md.find("2 fail"), std::string::npos) << md;
 	EXPECT_EQ(run_cmd(SRC + "/ci/compare --bin " + BIN + " -p bogus --runs 2").status, 2);
+}
+
+/* ---- confirmed nightlies: a NEW failure is re-run (same command, 3 times) and triaged ---- */
+
+/* A --bin for ci/nightly that is lockstorm, except that its first FAILS cell runs of `-p flock`
+ * (a run with -o) run the `none` control instead and relabel its run.json as flock's: the
+ * checker fails them, triage cannot reproduce them (no interleaving of flock shows it), and the
+ * runs after them are flock's own, which pass.  A counter file, no timing. */
+static std::string fails_once_bin(const ScratchDir &d, int fails)
+{
+	std::string path = d.sub("lockstorm-fails-" + std::to_string(fails));
+	write_file(path, "#!/bin/bash\n"
+			 "real='" + BIN + "'; state='" + path + ".count'\n"
+			 "if [ \"$1\" = run ]; then\n"
+			 "  proto= out= prev=\n"
+			 "  for a in \"$@\"; do [ \"$prev\" = -p ] && proto=$a; [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+			 "  if [ \"$proto\" = flock ] && [ -n \"$out\" ]; then\n"
+			 "    n=$(( $(cat \"$state\" 2>/dev/null || echo 0) + 1 )); echo $n >\"$state\"\n"
+			 "    if [ $n -le " + std::to_string(fails) + " ]; then\n"
+			 "      args=(); for a in \"$@\"; do [ \"$a\" = flock ] && a=none; args+=(\"$a\"); done\n"
+			 "      \"$real\" \"${args[@]}\"; rc=$?\n"
+			 "      /usr/bin/python3 -c 'import json,sys; p=sys.argv[1]+\"/run.json\"; o=json.load(open(p)); "
+			 "o[\"protocols\"]=[\"flock\"]; json.dump(o,open(p,\"w\"))' \"$out\"\n"
+			 "      exit $rc\n"
+			 "    fi\n"
+			 "  fi\n"
+			 "fi\n"
+			 "exec \"$real\" \"$@\"\n");
+	chmod(path.c_str(), 0755);
+	return path;
+}
+
+/* The one cell's confirm object of a shard. */
+static json_t *cell_confirm(json_t *shard)
+{
+	return json_object_get(json_array_get(json_object_get(shard, "cells"), 0), "confirm");
+}
+
+static json_t *junit_shape(const std::string &file)
+{
+	CmdResult shape = run_cmd("/usr/bin/python3 " + SRC + "/tests/junit_shape.py " + file);
+	EXPECT_EQ(shape.status, 0) << shape.err;
+	json_error_t err;
+	return json_loads(shape.out.c_str(), 0, &err);
+}
+
+static std::string one_cell_night(const std::string &bin, const std::string &proto, const std::string &base,
+				  const std::string &out, const std::string &more = "")
+{
+	return SRC + "/ci/nightly --bin " + bin + " --budget 200 --protocols " + proto +
+	       " --profiles none --seeds 1 --workers 3 --min-cell 0.3 --max-cell 0.3 --html failing --no-explore"
+	       " --triage-budget 5 --baseline " + base + " --out " + out + more;
+}
+
+TEST(NightlyConfirm, ADeterministicNewFailureIsConfirmedWithItsCounterexample)
+{
+	ScratchDir d;
+	write_file(d.sub("empty.txt"), "");
+	CmdResult r = run_cmd(one_cell_night(BIN, "none", d.sub("empty.txt"), d.sub("n")));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	json_t *shard = load(d.sub("n/shard.json"));
+	ASSERT_TRUE(shard);
+	json_t *k = cell_confirm(shard);
+	ASSERT_TRUE(k) << "the NEW failure was confirmed or not";
+	EXPECT_EQ(str(k, "label"), "confirmed");
+	EXPECT_EQ(json_integer_value(json_object_get(k, "reruns")), 3);
+	ASSERT_GT(json_array_size(json_object_get(k, "cex")), 0u);
+	std::string cex = d.sub("n/") + json_string_value(json_array_get(json_object_get(k, "cex"), 0));
+	EXPECT_EQ(run_cmd(BIN + " replay -q " + cex).status, 1) << "the counterexample replays the violation";
+	EXPECT_EQ(json_array_size(json_object_get(k, "runs")), 3u) << "three re-runs";
+	for (int j = 1; j <= 3; j++)
+		EXPECT_TRUE(exists(d.sub("n/cells/none__none__s1/rerun-" + std::to_string(j) + "/report.json"))) << j;
+	json_decref(shard);
+	std::string md = slurp(d.sub("n/summary.md"));
+	EXPECT_NE(md.find("FAIL (1 cells with new failures)"), std::string::npos) << md;
+	EXPECT_NE(md.find("confirmed (cells/none__none__s1/triage/cex-"), std::string::npos) << md;
+	EXPECT_NE(slurp(d.sub("n/index.html")).find("[confirmed (cells/none__none__s1/triage/cex-"), std::string::npos);
+	EXPECT_NE(slurp(d.sub("n/junit.xml")).find("message=\"NEW, confirmed (cells/none__none__s1/triage/cex-"),
+		  std::string::npos);
+	json_t *j = junit_shape(d.sub("n/junit.xml"));
+	ASSERT_TRUE(j);
+	EXPECT_GT(json_integer_value(json_object_get(j, "failures")), 0);
+	json_decref(j);
+}
+
+TEST(NightlyConfirm, ANewFailureSeenOnceIsReportedAndKeptAndFailsOnlyWithStrict)
+{
+	ScratchDir d;
+	write_file(d.sub("empty.txt"), "");
+	std::string bin = fails_once_bin(d, 1);
+	CmdResult r = run_cmd(one_cell_night(bin, "flock", d.sub("empty.txt"), d.sub("n")));
+	EXPECT_EQ(r.status, 0) << "seen once does not fail the night: " << r.out << r.err;
+	EXPECT_NE(r.err.find("NEW failures seen once"), std::string::npos) << r.err;
+	json_t *shard = load(d.sub("n/shard.json"));
+	ASSERT_TRUE(shard);
+	json_t *k = cell_confirm(shard);
+	ASSERT_TRUE(k);
+	EXPECT_EQ(str(k, "label"), "seen-once");
+	EXPECT_EQ(json_integer_value(json_object_get(k, "repeats")), 0);
+	EXPECT_EQ(json_array_size(json_object_get(k, "cex")), 0u);
+	EXPECT_NE(str(k, "triage").find("not reproduced"), std::string::npos) << str(k, "triage");
+	json_decref(shard);
+	/* kept: the failing run's journals stay for `lockstorm check` */
+	EXPECT_TRUE(exists(d.sub("n/cells/flock__none__s1/journal")));
+	EXPECT_EQ(run_cmd(BIN + " check -q " + d.sub("n/cells/flock__none__s1")).status, 1);
+	std::string md = slurp(d.sub("n/summary.md"));
+	EXPECT_NE(md.find("PASS (1 cells with new failures seen once, not confirmed)"), std::string::npos) << md;
+	EXPECT_NE(md.find("seen once (0/3 re-runs, triage: not reproduced"), std::string::npos) << md;
+	EXPECT_NE(slurp(d.sub("n/index.html")).find("New failures seen once"), std::string::npos);
+	EXPECT_NE(slurp(d.sub("n/junit.xml")).find("<skipped message=\"NEW, seen once (0/3 re-runs"), std::string::npos);
+	json_t *j = junit_shape(d.sub("n/junit.xml"));
+	ASSERT_TRUE(j);
+	EXPECT_EQ(json_integer_value(json_object_get(j, "failures")), 0);
+	json_decref(j);
+	/* a merge keeps the label, and --strict fails on it */
+	EXPECT_EQ(run_cmd(BIN + " merge -o " + d.sub("m") + " " + d.sub("n")).status, 0);
+	EXPECT_EQ(run_cmd(BIN + " merge --strict -o " + d.sub("m2") + " " + d.sub("n")).status, 1);
+
+	/* --strict: the same night fails */
+	unlink((bin + ".count").c_str());
+	CmdResult s = run_cmd(one_cell_night(bin, "flock", d.sub("empty.txt"), d.sub("s"), " --strict"));
+	EXPECT_EQ(s.status, 1) << s.out << s.err;
+	shard = load(d.sub("s/shard.json"));
+	ASSERT_TRUE(shard);
+	EXPECT_EQ(str(cell_confirm(shard), "label"), "seen-once");
+	json_decref(shard);
+	j = junit_shape(d.sub("s/junit.xml"));
+	ASSERT_TRUE(j);
+	EXPECT_GT(json_integer_value(json_object_get(j, "failures")), 0);
+	json_decref(j);
+}
+
+TEST(NightlyConfirm, ANewFailureThatRepeatsFailsTheNight)
+{
+	ScratchDir d;
+	write_file(d.sub("empty.txt"), "");
+	/* the cell and its first re-run fail, the two after it pass: repeats 1/3 */
+	CmdResult r = run_cmd(one_cell_night(fails_once_bin(d, 2), "flock", d.sub("empty.txt"), d.sub("n")));
+	EXPECT_EQ(r.status, 1) << r.out << r.err;
+	json_t *shard = load(d.sub("n/shard.json"));
+	ASSERT_TRUE(shard);
+	json_t *k = cell_confirm(shard);
+	ASSERT_TRUE(k);
+	EXPECT_EQ(str(k, "label"), "repeats");
+	EXPECT_EQ(json_integer_value(json_object_get(k, "repeats")), 1);
+	json_decref(shard);
+	EXPECT_NE(slurp(d.sub("n/summary.md")).find("| repeats 1/3 |"), std::string::npos) << slurp(d.sub("n/summary.md"));
+	EXPECT_NE(slurp(d.sub("n/junit.xml")).find("message=\"NEW, repeats 1/3: "), std::string::npos);
+	EXPECT_NE(slurp(d.sub("n/index.html")).find("[repeats 1/3]"), std::string::npos);
 }

@@ -18,7 +18,8 @@ Each finding is one line: FILE:LINE: what is wrong.  Exit 0 clean, 1 findings.
 import os
 import re
 import sys
-import tempfile
+
+import treecheck
 
 FLOORS = {
     "core": 1,
@@ -165,20 +166,7 @@ def fixture():
         "too long": ({"core/big.c": "int x;\n" * (MAX_LINES + 1), "core/ok.c": "int y;\n" * MAX_LINES},
                      ["core/big.c:1001: 1001 lines, over 1000: split it by responsibility"]),
     }
-    bad = 0
-    for name, (files, want) in trees.items():
-        with tempfile.TemporaryDirectory(prefix="lockstorm-layers.") as root:
-            for path, text in files.items():
-                os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
-                with open(os.path.join(root, path), "w") as fh:
-                    fh.write(text)
-            got = sorted(check(root))
-        if got != sorted(want):
-            bad += 1
-            print("fixture '%s': want %s, got %s" % (name, sorted(want), got))
-        else:
-            print("fixture '%s': %d finding(s) as expected" % (name, len(want)))
-    return 1 if bad else 0
+    return treecheck.run_fixtures(check, trees, "lockstorm-layers.")
 
 
 def main(argv):

@@ -20,7 +20,8 @@ Each finding is one line: FILE:LINE: what is wrong.  Exit 0 clean, 1 findings.
 import os
 import re
 import sys
-import tempfile
+
+import treecheck
 
 SKIP = ("tests", "build", "adapters", "bench", ".git", "docs", "scenarios", "ci", "scripts")
 NAMED = ("protocols", "workloads")  # where a point-name literal must be in a table
@@ -157,20 +158,7 @@ def fixture():
                   "protocols/ab.c": CLEAN.replace("enum ab_point", "enum ab_unused")},
                  ["protocols/ab.h:1: AB_PT_B_AFTER_D has no entry in a points table (a hole ends the list early)"]),
     }
-    bad = 0
-    for name, (files, want) in trees.items():
-        with tempfile.TemporaryDirectory(prefix="lockstorm-points.") as root:
-            for path, text in files.items():
-                os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
-                with open(os.path.join(root, path), "w") as fh:
-                    fh.write(text)
-            got = sorted(check(root))
-        if got != sorted(want):
-            bad += 1
-            print("fixture '%s': want %s, got %s" % (name, sorted(want), got))
-        else:
-            print("fixture '%s': %d finding(s) as expected" % (name, len(want)))
-    return 1 if bad else 0
+    return treecheck.run_fixtures(check, trees, "lockstorm-points.")
 
 
 def main(argv):

@@ -11,6 +11,8 @@ extern "C" {
 #include "faults/fsx.h"
 #include "explore/explore.h"
 #include "core/sched.h"
+#include "check/checker.h"
+#include "check/livelock.h"
 }
 
 namespace {
@@ -288,4 +290,36 @@ TEST(ExploreDdmin, OneItemStaysWhenThePredicateNeedsOne)
 	std::vector<int> v = { 5, 6, 7, 8 };
 	size_t n = explore_ddmin(v.data(), v.size(), sizeof v[0], never_empty, nullptr);
 	EXPECT_EQ(n, 1u);
+}
+
+// no-livelock: a worker that spins inside one op without sleeping or changing
+// the lock directory breaks it; one that sleeps between polls, or whose polls
+// see the directory change, keeps it.
+TEST(NoLivelock, ASpinWithoutSleepOrChangeBreaksItAPollingWaitKeepsIt)
+{
+	std::vector<ck_step> spin, poll, watched;
+	for (unsigned k = 0; k < 300; k++) {
+		spin.push_back(ck_step{ 1, 2, 0, 0 });                             // w1, op 2: stat, stat, ...
+		poll.push_back(ck_step{ 1, 2, (uint8_t)(k % 3 == 2), 0 });         // ... and a sleep every third step
+		watched.push_back(ck_step{ (uint16_t)(k % 2), 2, 0, (uint8_t)(k % 10 == 0) }); // w0 changes the directory
+	}
+	check_inv bad = {}, good = {}, seen = {};
+	check_livelock(spin.data(), spin.size(), 200, &bad);
+	EXPECT_EQ(bad.violations, 1u); // one per (worker, op), not one per step past the limit
+	ASSERT_EQ(bad.nex, 1u);
+	EXPECT_EQ(bad.ex[0].worker[0], 1);
+	EXPECT_EQ(bad.ex[0].seq[0], 0u);
+	EXPECT_EQ(bad.ex[0].seq[1], 200u);
+	EXPECT_NE(std::string(bad.ex[0].text).find("w1 took 201 steps inside op 2"), std::string::npos) << bad.ex[0].text;
+	check_livelock(poll.data(), poll.size(), 200, &good);
+	EXPECT_EQ(good.violations, 0u);
+	check_livelock(watched.data(), watched.size(), 200, &seen);
+	EXPECT_EQ(seen.violations, 0u);
+	// a new op starts the count again
+	std::vector<ck_step> ops;
+	for (unsigned k = 0; k < 300; k++)
+		ops.push_back(ck_step{ 0, k / 150, 0, 0 });
+	check_inv two = {};
+	check_livelock(ops.data(), ops.size(), 200, &two);
+	EXPECT_EQ(two.violations, 0u);
 }

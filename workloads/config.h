@@ -35,7 +35,15 @@ struct run_config {
 	unsigned nkv;
 	/* resolved per protocol slot: */
 	int64_t pvals[CFG_MAX_PROTOS][LS_MAX_PARAMS];
-	int64_t wvals[LS_MAX_PARAMS];
+	int64_t wvals[LS_MAX_PARAMS];   /* slot 0's (the workload's setup takes these) */
+	/* A --param K=A,B list alternates across workers as -p A,B does: the run has
+	 * lcm(protocols, list lengths) slots (proto[] repeats its list to fill them)
+	 * and worker w takes slot w % nproto, its values and its label. */
+	int64_t wvals_slot[CFG_MAX_PROTOS][LS_MAX_PARAMS];
+	char slot_label[CFG_MAX_PROTOS][96]; /* "flock rev=legacy": the slot's revision */
+	unsigned nproto_given;  /* -p's list before the slots repeat it (0: nproto) */
+	unsigned instances;     /* --param instances=N: workers kN..kN+N-1 are N instances of their
+	                         * protocol module in one process (one pid, the first's); 0 or 1: none */
 	struct fault_plan faults;
 	char workdir[PATH_MAX];
 	char outdir[PATH_MAX];
@@ -65,6 +73,33 @@ static inline unsigned cfg_proto_slot(const struct run_config *c, unsigned w)
 static inline unsigned cfg_host_of(const struct run_config *c, unsigned w)
 {
 	return c->hosts > 1 && c->workers ? (unsigned)((uint64_t)w * c->hosts / c->workers) : 0;
+}
+
+/* The worker whose pid worker w reports: the first instance of its process. */
+static inline unsigned cfg_pid_worker(const struct run_config *c, unsigned w)
+{
+	return c->instances > 1 ? w - w % c->instances : w;
+}
+
+/* Worker w's workload params (its slot's). */
+static inline const int64_t *cfg_wparam(const struct run_config *c, unsigned w)
+{
+	return c->wvals_slot[cfg_proto_slot(c, w)];
+}
+
+/* workloads/variants.c: the slots of --param lists.  cfg_slots_expand repeats
+ * proto[] to lcm(protocols, list lengths) slots (-1 with why above
+ * CFG_MAX_PROTOS) and writes each slot's label; cfg_slot_kv gives slot's
+ * "K=V" list (each list picked) in store, pointed to by out. */
+int cfg_slots_expand(struct run_config *c, char *why, size_t len);
+int cfg_instances(struct run_config *c, unsigned char *used, char *why, size_t len);
+int cfg_slot_kv(const struct run_config *c, unsigned slot, char store[][256], const char **out, char *why,
+		size_t len);
+/* Worker w's label ("flock rev=legacy", or the protocol's name when no list). */
+static inline const char *cfg_slot_label(const struct run_config *c, unsigned w)
+{
+	unsigned s = cfg_proto_slot(c, w);
+	return c->slot_label[s][0] ? c->slot_label[s] : c->proto[s]->name;
 }
 
 #ifdef __cplusplus

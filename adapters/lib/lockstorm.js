@@ -30,6 +30,8 @@
  * loop a turn between its steps, so the library's timers (proper-lockfile's
  * mtime updates) run in the middle of an update, as they do in a service.
  */
+/* explore: fs and timers go through the explorer (loaded before any library) */
+const X = process.env.LOCKSTORM_EXPLORE === '1' ? require('./lsexplore') : null;
 const fs = require('fs');
 const fsp = fs.promises;
 const path = require('path');
@@ -45,6 +47,8 @@ const LOCK = env.LOCKSTORM_LOCK || `${RESOURCE}.lock`;
 
 /* One event line, one write(2). */
 function emit(event, fields) {
+	if (X)
+		return X.out(`${X.ns()} ${event}${fields ? ' ' + fields : ''}`);
 	const line = `${process.hrtime.bigint()} ${event}${fields ? ' ' + fields : ''}\n`;
 	fs.writeSync(EVENT_FD, line);
 }
@@ -166,7 +170,7 @@ async function updateState() {
 	emit('read', `rev=${readRev} own=${own}`);
 	st.revision = (readRev < 0 ? 0 : readRev) + 1;
 	st.counts[WORKER] = own + 1;
-	const tmp = `${STATE}.${process.pid}.tmp`;
+	const tmp = `${STATE}.${X ? X.PID : process.pid}.tmp`;
 	try {
 		await fsp.writeFile(tmp, stateFormat(st));
 	} catch (e) {
@@ -227,6 +231,14 @@ async function op(lib) {
 
 /* The control loop: `next`, then `op N` or `stop` (EOF is stop). */
 async function serve(lib) {
+	if (X) {
+		X.start();
+		for (;;) {
+			emit('next');
+			await X.nextOp();
+			await op(lib);
+		}
+	}
 	const rl = readline.createInterface({ input: process.stdin, terminal: false });
 	const lines = rl[Symbol.asyncIterator]();
 	for (;;) {

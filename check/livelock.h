@@ -1,0 +1,42 @@
+/*
+ * livelock.h - no-livelock: a worker that takes more than N steps inside one
+ * op without a sleep or a change of the lock directory spins without progress.
+ *
+ * It is judged on a step history (the explorer's steps, one per file-system
+ * call: check_input.steps), not on journal records: journals have no steps
+ * unless traced.  Without steps it is not applicable ("n/a").
+ */
+#ifndef LS_LIVELOCK_H
+#define LS_LIVELOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct check_inv;
+struct check_input;
+struct check_result;
+
+struct ck_step {
+	uint16_t w;          /* the worker that took it */
+	uint32_t op;         /* its op number then */
+	uint8_t sleeps;      /* the worker went to sleep after it (a wait is progress) */
+	uint8_t changes;     /* it changed the lock directory (mkdir, rmdir, unlink, rename, link,
+	                      * write that succeeded): every worker's count starts again */
+};
+
+/* Judge STEPS (in the order taken) into OUT: a violation for each worker and
+ * op whose run of steps without a sleep or a change exceeded LIMIT; the
+ * example names the worker, the op and the steps' indices (seq[0] = first,
+ * seq[1] = last, 0-based).  LIMIT 0: 200. */
+void check_livelock(const struct ck_step *steps, size_t n, unsigned limit, struct check_inv *out);
+/* The checker's call: check_livelock on in->steps, applicable only with steps. */
+void ck_livelock(const struct check_input *in, struct check_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,280 @@
+/*
+ * xfaults.c - the fault engine's kinds as the explorer's choices (see xint.h,
+ * docs/explore.md "Faults").
+ *
+ * The controller offers them at a decision point, within their budgets
+ * (--max-faults); the worker applies the chosen one through the seam's own
+ * code (faults/fsx_fault.c): a fault at a step travels with its grant
+ * (struct sched_xf), a fault from then on sits in the worker's slot (its
+ * clock skew, coarse file times, other host), and a sweep is the
+ * controller's own rmdir of the empty folders beside the lock, as run's
+ * sweeper does.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/point.h"
+#include "../core/sched.h"
+#include "../faults/fault.h"
+#include "../check/livelock.h"
+#include "xint.h"
+
+const int x_errs[X_NERRS] = { EPERM, EACCES, ENOSPC, ENOENT, EBUSY, EXDEV, EIO };
+const char *const x_err_names[X_NERRS] = { "EPERM", "EACCES", "ENOSPC", "ENOENT", "EBUSY", "EXDEV", "EIO" };
+
+/* Per call: the built-in profiles' errnos (fault.c: ENOSPC at mkdir, EACCES
+ * at open, EXDEV at rename, EBUSY at rmdir, EPERM at link, ENOSPC at a
+ * write; windows: EBUSY/EACCES) and those PROTOCOLS.md documents (EPERM and
+ * EACCES at mkdir: K-ML-4; ENOENT at mkdir: a swept folder, K-ML-3; ENOSPC
+ * at a record write: K-VL-6). */
+static const signed char errs_mkdir[] = { 0, 1, 2, 3, -1 }, errs_rmdir[] = { 4, 1, -1 },
+			 errs_open[] = { 1, 2, -1 }, errs_rename[] = { 5, 1, -1 }, errs_link[] = { 0, -1 },
+			 errs_unlink[] = { 1, 4, -1 }, errs_write[] = { 2, -1 }, errs_io[] = { 6, -1 },
+			 errs_list[] = { 1, -1 }, errs_none[] = { -1 };
+
+const signed char *x_op_errs(unsigned fsop)
+{
+	switch (fsop) {
+	case FSX_MKDIR: return errs_mkdir;
+	case FSX_RMDIR: return errs_rmdir;
+	case FSX_OPEN: return errs_open;
+	case FSX_RENAME: return errs_rename;
+	case FSX_LINK: return errs_link;
+	case FSX_UNLINK: return errs_unlink;
+	case FSX_WRITE: return errs_write;
+	case FSX_STAT: case FSX_READ: case FSX_FSYNC: return errs_io;
+	case FSX_LIST: return errs_list;
+	default: return errs_none;
+	}
+}
+
+int x_ran(unsigned kind)
+{
+	return kind == XK_RUN || (kind >= XK_ERRNO && kind <= XK_PIDDEAD);
+}
+
+int64_t x_skew_ms(const struct explorer *ex, unsigned w, unsigned m)
+{
+	double k = ex->cfg->stallv[(m / 2) % ex->cfg->nstallv];
+	int64_t ms = (int64_t)llround(k * (double)ex->stall_base[w]);
+	return m & 1 ? -ms : ms;
+}
+
+#define X_WRITE_BYTES 10 /* short and split writes: the bytes that land first */
+
+/* The fault kinds' options at a decision, appended after run/stall/crash. */
+unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt, const int *enabled,
+		      const int *live, const unsigned *used)
+{
+	const struct sched *s = ex->s;
+	const unsigned *maxf = ex->cfg->maxf;
+	const unsigned n = s->n;
+#define ADD(k, i, m) (nopt < X_MAX_OPTS ? (void)(opt[nopt++] = (struct xopt){ (uint8_t)(k), (uint8_t)(i), (uint8_t)(m) }) : (void)0)
+	for (unsigned i = 0; i < n; i++) {
+		const struct sched_slot *sl = &s->w[i];
+		if (!enabled[i] || atomic_load(&((struct sched_slot *)sl)->state) != SS_STEP)
+			continue;
+		if (used[XK_ERRNO] < maxf[XK_ERRNO])
+			for (const signed char *e = x_op_errs(sl->fsop); *e >= 0; e++)
+				ADD(XK_ERRNO, i, *e);
+		if (sl->fsop == FSX_WRITE && used[XK_SHORT] < maxf[XK_SHORT])
+			ADD(XK_SHORT, i, 0);
+		if (sl->fsop == FSX_WRITE && used[XK_SPLIT] < maxf[XK_SPLIT] && strcmp(sl->path2, "the rest"))
+			ADD(XK_SPLIT, i, 0);
+		if (sl->fsop == FSX_KILL) {
+			long pid = strtol(sl->path, NULL, 10);
+			int alive = pid >= SCHED_VPID_BASE && pid < SCHED_VPID_BASE + (long)n &&
+				    atomic_load(&((struct sched_slot *)&s->w[pid - SCHED_VPID_BASE])->state) != SS_DONE;
+			if (alive && used[XK_PIDDEAD] < maxf[XK_PIDDEAD])
+				ADD(XK_PIDDEAD, i, 0);
+			if (!alive && used[XK_PIDREUSE] < maxf[XK_PIDREUSE])
+				ADD(XK_PIDREUSE, i, 0);
+		}
+	}
+	if (used[XK_SWEEP] < maxf[XK_SWEEP])
+		ADD(XK_SWEEP, 0, 0);
+	for (unsigned i = 0; i < n; i++) {
+		const struct sched_slot *sl = &s->w[i];
+		if (!live[i])
+			continue;
+		if (used[XK_SKEW] < maxf[XK_SKEW] && !sl->skew_ms)
+			for (unsigned m = 0; m < 2 * ex->cfg->nstallv; m++)
+				ADD(XK_SKEW, i, m);
+		if (used[XK_COARSE] < maxf[XK_COARSE] && !sl->coarse_ms)
+			ADD(XK_COARSE, i, 0);
+		if (used[XK_OTHERHOST] < maxf[XK_OTHERHOST] && !sl->other_host)
+			ADD(XK_OTHERHOST, i, 0);
+	}
+#undef ADD
+	return nopt;
+}
+
+/* What the worker applies at its granted step. */
+struct sched_xf x_step_fault(const struct explorer *ex, struct xstep *st, unsigned w)
+{
+	struct sched_xf f = { SXF_NONE, 0, 0 };
+	switch (st->kind) {
+	case XK_ERRNO:
+		f.kind = SXF_ERRNO;
+		f.err = x_errs[st->m % X_NERRS];
+		break;
+	case XK_SHORT:
+		f.kind = SXF_SHORT;
+		f.err = ENOSPC;
+		f.bytes = X_WRITE_BYTES;
+		break;
+	case XK_SPLIT:
+		f.kind = SXF_SPLIT;
+		f.bytes = X_WRITE_BYTES;
+		{
+			double k = ex->cfg->stallv[0]; /* the shortest of the --stall multiples */
+			for (unsigned i = 1; i < ex->cfg->nstallv; i++)
+				k = ex->cfg->stallv[i] < k ? ex->cfg->stallv[i] : k;
+			st->ms = (int64_t)llround(k * (double)ex->stall_base[w]);
+		}
+		break;
+	case XK_PIDREUSE:
+		f.kind = SXF_PID_ALIVE;
+		break;
+	case XK_PIDDEAD:
+		f.kind = SXF_PID_DEAD;
+		break;
+	default:
+		break;
+	}
+	return f;
+}
+
+/* ---- sweep: as run's sweeper (run/driver.c), once ---- */
+static const char *sweep_store;
+static char sweep_first[SCHED_PATH];
+static unsigned sweep_n;
+
+static int sweep_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	if (flag != FTW_DP || ftw->level == 0)
+		return 0;
+	size_t l = strlen(path);
+	if (strstr(path, ".lock/") || (l >= 5 && !strcmp(path + l - 5, ".lock")))
+		return 0; /* never a lock object or anything inside one */
+	if (rmdir(path) == 0 && sweep_n++ == 0)
+		snprintf(sweep_first, sizeof sweep_first, "%s", path);
+	return 0;
+}
+
+/* A choice from then on (skew, coarse-mtime, other-host) or a sweep: no
+ * step is granted; journaled as the fault engine's record of the kind. */
+void x_sticky(struct explorer *ex, struct xstep *st, unsigned w)
+{
+	struct sched_slot *sl = &ex->s->w[w];
+	uint32_t op = sl->op_no;
+	switch (st->kind) {
+	case XK_SKEW:
+		st->ms = x_skew_ms(ex, w, st->m);
+		sl->skew_ms = st->ms;
+		x_log_fault(ex, w, op, FK_SKEW, "explore/skew", st->ms);
+		break;
+	case XK_COARSE:
+		sl->coarse_ms = 2000;
+		st->ms = 2000;
+		x_log_fault(ex, w, op, FK_COARSE_MTIME, "explore/coarse-mtime", 2000);
+		break;
+	case XK_OTHERHOST:
+		sl->other_host = 1;
+		x_log_fault(ex, w, op, FK_OTHER_HOST, "explore/other-host", 0);
+		break;
+	case XK_SWEEP:
+		sweep_store = ex->store;
+		sweep_n = 0;
+		sweep_first[0] = '\0';
+		nftw(sweep_store, sweep_entry, 16, FTW_DEPTH | FTW_PHYS);
+		st->ms = sweep_n;
+		snprintf(st->path, sizeof st->path, "%s", sweep_first);
+		x_log_fault(ex, JOURNAL_DRIVER, 0, FK_SWEEP, "explore/sweep", sweep_n);
+		break;
+	default:
+		break;
+	}
+	st->state = SS_STEP;
+	st->fsop = FSX_OP_COUNT;
+}
+
+/* A liveness finding that is only "no attempt ever took the lock" in an
+ * execution where an errno was chosen. */
+int x_injected_only(const struct xexec *x)
+{
+	const struct check_inv *ci = &x->res.inv[INV_LIVENESS];
+	for (unsigned e = 0; e < ci->nex; e++)
+		if (strncmp(ci->ex[e].text, "no attempt ever took the lock", 29))
+			return 0;
+	for (size_t k = 0; k < x->nstep; k++)
+		if (x->step[k].kind == XK_ERRNO || x->step[k].kind == XK_SHORT)
+			return 1;
+	return 0;
+}
+
+/* ---- cut schedules ---- */
+
+/* The invariants a prefix of an execution can break (a cut schedule is
+ * judged by these): what has happened cannot unhappen. */
+int x_prefix_inv(int inv)
+{
+	return inv == INV_EXCLUSION || inv == INV_OWN_RELEASE || inv == INV_ZOMBIE_WRITE || inv == INV_NO_LIVELOCK;
+}
+
+static int changes(const struct xstep *st)
+{
+	if (!x_ran(st->kind) || st->result < 0)
+		return 0;
+	switch (st->fsop) {
+	case FSX_MKDIR: case FSX_RMDIR: case FSX_UNLINK: case FSX_RENAME: case FSX_LINK: case FSX_WRITE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The execution's steps as no-livelock reads them (malloc'd, *n of them). */
+struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *x, size_t *n)
+{
+	(void)ex;
+	*n = 0;
+	struct ck_step *v = malloc((x->nstep + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	for (size_t k = 0; k < x->nstep; k++) { /* one per step, so its indices are the steps' */
+		const struct xstep *st = &x->step[k];
+		if (!x_ran(st->kind))
+			v[k] = (struct ck_step){ UINT16_MAX, 0, 0, 0 }; /* no worker's step: skipped */
+		else
+			v[k] = (struct ck_step){ st->w, st->op_no, (uint8_t)(st->then_sleeps || st->state == SS_SLEEP),
+						 (uint8_t)changes(st) };
+	}
+	*n = x->nstep;
+	return v;
+}
+
+/* A spinning worker's loop: the smallest period P (at most 16) with which
+ * its last 2P steps up to LAST repeat word for word; 8 when none does. */
+unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, unsigned w, size_t last)
+{
+	enum { NW = 32 };
+	static char words[NW][256];
+	unsigned n = 0;
+	for (size_t k = last + 1; k-- > 0 && n < NW;)
+		if (x->step[k].w == w && x_ran(x->step[k].kind))
+			step_words(ex, &x->step[k], words[n++], sizeof words[0]);
+	for (unsigned p = 1; 2 * p <= n; p++) {
+		unsigned i = 0;
+		while (i < p && !strcmp(words[i], words[i + p]))
+			i++;
+		if (i == p)
+			return p;
+	}
+	return n < 8 ? n : 8;
+}
