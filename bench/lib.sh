@@ -20,7 +20,7 @@ mmm_int() {
 }
 
 ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }'
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
 }
 
 # peak resident KiB and wall seconds of a command: "KIB SECONDS" (GNU time)

@@ -26,7 +26,6 @@
  */
 #include "checker.h"
 #include "ck.h"
-#include "livelock.h"
 
 #include <errno.h>
 #include <stdarg.h>

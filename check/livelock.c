@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "checker.h"
+#include "ck.h"
 
 #define LL_WORKERS 64
 
@@ -57,6 +58,7 @@ void check_livelock(const struct ck_step *st, size_t n, unsigned limit, struct c
 	}
 }
 
+/* The checker's call: check_livelock on in->steps, applicable only with steps. */
 void ck_livelock(const struct check_input *in, struct check_result *out)
 {
 	struct check_inv *ci = &out->inv[INV_NO_LIVELOCK];

@@ -17,8 +17,6 @@ extern "C" {
 #endif
 
 struct check_inv;
-struct check_input;
-struct check_result;
 
 struct ck_step {
 	uint16_t w;          /* the worker that took it */
@@ -33,8 +31,6 @@ struct ck_step {
  * example names the worker, the op and the steps' indices (seq[0] = first,
  * seq[1] = last, 0-based).  LIMIT 0: 200. */
 void check_livelock(const struct ck_step *steps, size_t n, unsigned limit, struct check_inv *out);
-/* The checker's call: check_livelock on in->steps, applicable only with steps. */
-void ck_livelock(const struct check_input *in, struct check_result *out);
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,7 @@ struct jstream {
 	int unordered;        /* a record came with a smaller seq than the one before */
 	uint64_t last_seq;    /* seq of the previous record */
 	size_t count;         /* records delivered */
-	struct jrec cur;
+	const struct jrec *cur; /* the current record, in buf (valid until the next jstream_next) */
 	unsigned char *buf;   /* bufsize bytes, the caller's */
 	size_t bufsize;
 };
@@ -146,11 +146,14 @@ static int jstream_next(struct jstream *s)
 		}
 	}
 	if (s->have - s->pos >= sizeof(struct jrec)) {
-		memcpy(&s->cur, s->buf + s->pos, sizeof s->cur);
-		if (journal_valid(&s->cur)) {
-			if (s->count && s->cur.seq < s->last_seq)
+		/* read in place: pos is a multiple of the record size from an
+		 * 8-byte aligned buffer */
+		const struct jrec *p = (const struct jrec *)(const void *)(s->buf + s->pos);
+		if (journal_valid(p)) {
+			s->cur = p;
+			if (s->count && p->seq < s->last_seq)
 				s->unordered = 1;
-			s->last_seq = s->cur.seq;
+			s->last_seq = p->seq;
 			s->count++;
 			s->pos += sizeof(struct jrec);
 			return 1;
@@ -196,7 +199,7 @@ int journal_read_file(const char *path, struct jrec **out, size_t *n, size_t *to
 	while ((rc = jstream_next(s)) == 1) {
 		if (cnt == cap && journal_reserve(&arr, &cap, cap * 2) < 0)
 			goto out_close;
-		arr[cnt++] = s->cur;
+		arr[cnt++] = *s->cur;
 	}
 	if (rc < 0)
 		goto out_close;
@@ -309,8 +312,8 @@ out_nomem:
 /* Heap order of live streams: by current seq, then file order. */
 static int jstream_before(const struct jstream *a, const struct jstream *b)
 {
-	if (a->cur.seq != b->cur.seq)
-		return a->cur.seq < b->cur.seq;
+	if (a->cur->seq != b->cur->seq)
+		return a->cur->seq < b->cur->seq;
 	return a->idx < b->idx;
 }
 
@@ -388,7 +391,7 @@ struct journal_cursor {
 	unsigned char *bufs;
 	size_t total;         /* whole records the files held when opened */
 	int primed, ended;
-	struct jrec cur;
+	struct jstream *last; /* the stream the last record came from: advanced on the next call */
 };
 
 static int journal_list(const char *dirpath, char ***names_out, size_t *n_out)
@@ -505,19 +508,24 @@ int journal_cursor_next(struct journal_cursor *c, const struct jrec **r)
 		for (size_t i = c->nh / 2; i-- > 0;)
 			jheap_down(c->h, c->nh, i);
 	}
+	if (c->last) {
+		/* the record handed out last time is done with: move its stream on */
+		struct jstream *top = c->last;
+		c->last = NULL;
+		rc = jstream_next(top);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			c->h[0] = c->h[--c->nh];
+		if (c->nh > 1)
+			jheap_down(c->h, c->nh, 0);
+	}
 	if (!c->nh) {
 		c->ended = 1;
 		return 0;
 	}
-	struct jstream *top = c->h[0];
-	c->cur = top->cur;
-	rc = jstream_next(top);
-	if (rc < 0)
-		return -1;
-	if (rc == 0)
-		c->h[0] = c->h[--c->nh];
-	jheap_down(c->h, c->nh, 0);
-	*r = &c->cur;
+	c->last = c->h[0];
+	*r = c->h[0]->cur;
 	return 1;
 }
 

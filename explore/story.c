@@ -144,8 +144,8 @@ size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned ch
 		return x->nstep;
 	}
 	for (long k = cut; k >= 0; k--) {
-		if (x->step[k].kind != XK_RUN)
-			keep[k] = 1;
+		if (x->step[k].kind != XK_RUN && !(x->step[k].kind == XK_SWEEP && !x->step[k].ms))
+			keep[k] = 1; /* every fault, but a sweep that found nothing to remove */
 		if (!keep[k])
 			continue;
 		for (long j = k - 1; j >= 0; j--)
@@ -277,7 +277,7 @@ void step_words(const struct explorer *ex, const struct xstep *st, char *buf, si
 		snprintf(buf, len, "w%u rename %s -> %s -> %s", st->w, rel(ex, st->path), rel(ex, st->path2), res);
 	else if (st->fsop == FSX_LINK)
 		snprintf(buf, len, "w%u link %s -> %s -> %s", st->w, rel(ex, st->path2), rel(ex, st->path), res);
-	else if (st->path[0])
+	else if (st->path[0] && st->fsop != FSX_KILL) /* kill -0: the words of files made before it named its pid */
 		snprintf(buf, len, "w%u %s %s -> %s", st->w, verb, rel(ex, st->path), res);
 	else
 		snprintf(buf, len, "w%u %s -> %s", st->w, verb, res);

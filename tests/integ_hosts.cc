@@ -360,7 +360,7 @@ TEST(IntegHosts, SshfsFlockDoesNotExcludeAcrossHosts)
 	std::string out;
 	for (int seed = 1; seed <= 3 && worst == 0; seed++) {
 		ScratchDir d;
-		CmdResult r = lockstorm("run -p flock -w hold -n 4 --ops 200 --netfs sshfs -s " + std::to_string(seed) +
+		CmdResult r = lockstorm("run -p flock -n 4 --ops 200 --netfs sshfs -s " + std::to_string(seed) +
 					" -o " + d.sub("out"));
 		out = r.err + r.out;
 		ASSERT_TRUE(r.status == 0 || r.status == 1) << out;
@@ -373,11 +373,11 @@ TEST(IntegHosts, SshfsFlockDoesNotExcludeAcrossHosts)
 	EXPECT_GT(worst, 0) << "flock excluded across two sshfs mounts: " << out;
 }
 
-/* The same flock on one host's mount: one FUSE inode, one kernel lock. */
+/* The same run on one host: one mount, one FUSE inode, one local lock that excludes. */
 TEST(IntegHosts, SshfsFlockExcludesWithinOneHost)
 {
 	NEED_SSHFS();
 	ScratchDir d;
-	CmdResult r = lockstorm("run -p flock -w hold -n 4 --ops 200 --hosts 1 --netfs sshfs -o " + d.sub("out"));
+	CmdResult r = lockstorm("run -p flock -n 4 --ops 200 --hosts 1 --netfs sshfs -o " + d.sub("out"));
 	EXPECT_EQ(r.status, 0) << r.err << r.out;
 }

@@ -20,6 +20,8 @@ static CmdResult lockstorm(const std::string &args)
 	return run_cmd(BIN + " " + args);
 }
 
+/* (--all with a schedule cap and a time budget it never reaches: the same
+ * schedules, so the same failures, on a slow machine as on a fast one.) */
 /* Explore; the first saved counterexample whose story contains every one of
  * WORDS (after "violated: INVARIANT") is replayed REPEAT times: the same
  * steps, the same verdict.  With --all the explorer saves every distinct
@@ -64,4 +66,34 @@ static void kcase(const std::string &args, const std::string &invariant, std::in
 		else
 			EXPECT_EQ(p.out, first) << "replay " << i + 1 << " differs";
 	}
+}
+
+/* K-ML-1: two waiters that judged one stale lock both take it; a stalled
+ * holder's release removes the next holder's lock. */
+TEST(IntegKcases, KML1DoubleHolderOfMkdirLegacy)
+{
+	kcase("-p mkdir-legacy -n 3 --ops 2", "exclusion", { "removes the lock object" }, 10);
+}
+
+/* K-ML-2: the stalled holder is reclaimed and still writes (here: it begins
+ * its commit after the reclaimer took the lock). */
+TEST(IntegKcases, KML2StalledHolderWritesAfterReclaim)
+{
+	kcase("-p mkdir-legacy -n 2 --ops 2 --all --schedules 200 --time-budget 10m", "zombie-write", { "began a commit" });
+}
+
+/* K-JL-1: 0.8.0's per-process cache trusts its own count: a seq twice, even
+ * under a real lock. */
+TEST(IntegKcases, KJL1LegacyJournalDuplicateSeq)
+{
+	kcase("-p flock -w append --param locked=1 --param rev=legacy -n 2 --ops 2 --all --schedules 10 --time-budget 10m", "journal-seq",
+	      { "both appended seq" });
+}
+
+/* K-JL-2: a reader's getSnapshot lands its replay of a half-written journal
+ * (a split write: its first bytes, a pause, the rest) on disk. */
+TEST(IntegKcases, KJL2ReaderWritesAHalfWrittenJournalsReplay)
+{
+	kcase("-p flock -w append --param writers=1 --param locked=1 -n 2 --ops 2 --all --schedules 50 --time-budget 10m", "journal-seq",
+	      { "half-written journal", "before the rest" });
 }

@@ -1,6 +1,6 @@
 /*
  * integ_mfs.cc - the modelled file system end to end: every kept
- * counterexample (docs/cex/, scenarios/*.cex.json: found on the real file
+ * counterexample (docs/cex/, scenarios/NAME.cex.json: found on the real file
  * system, before the model) and every one `explore --all` writes replays to
  * the same steps and verdict whatever the host directory (/dev/shm, /tmp);
  * --fs is recorded and honoured; bad --fs is a usage error.
