@@ -205,13 +205,7 @@ int dfs_next(struct xdfs *f, uint32_t decisions)
 	return 0;
 }
 
-/* Replay: the deviations, else the default. */
-struct xreplay {
-	const struct xchoice *dev;
-	size_t n, next;
-};
-
-static unsigned choose_replay(void *ctx, const struct xdec *d)
+unsigned choose_replay(void *ctx, const struct xdec *d)
 {
 	struct xreplay *r = ctx;
 	while (r->next < r->n && r->dev[r->next].at < d->at)

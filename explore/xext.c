@@ -774,30 +774,10 @@ out:
 	return xe_judge(xe, x);
 }
 
-/* Replay: the deviations, else the default. */
-struct xe_replay {
-	const struct xchoice *dev;
-	size_t n, next;
-};
-
-static unsigned xe_choose_replay(void *ctx, const struct xdec *d)
-{
-	struct xe_replay *r = ctx;
-	while (r->next < r->n && r->dev[r->next].at < d->at)
-		r->next++;
-	if (r->next < r->n && r->dev[r->next].at == d->at) {
-		const struct xchoice *c = &r->dev[r->next++];
-		for (unsigned i = 0; i < d->nopt; i++)
-			if (d->opt[i].kind == c->kind && d->opt[i].w == c->w && d->opt[i].m == c->m)
-				return i;
-	}
-	return 0;
-}
-
 int xext_replay_dev(struct xext *xe, const struct xshape *sh, const struct xchoice *dev, size_t ndev,
 		    struct xe_exec *x)
 {
-	struct xe_replay r = { dev, ndev, 0 };
+	struct xreplay r = { dev, ndev, 0 };
 	struct xshape copy = *sh;
-	return xext_exec(xe, &copy, xe_choose_replay, &r, x);
+	return xext_exec(xe, &copy, choose_replay, &r, x);
 }

@@ -252,7 +252,12 @@ struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *
 		if (!x_ran(st->kind))
 			v[k] = (struct ck_step){ UINT16_MAX, 0, 0, 0 }; /* no worker's step: skipped */
 		else
-			v[k] = (struct ck_step){ st->w, st->op_no, (uint8_t)(st->then_sleeps || st->state == SS_SLEEP),
+			/* a wait is progress: a sleep, and a blocking call that found the
+			 * lock taken (a flock(LOCK_EX) waits in the kernel; here it tries
+			 * again whenever it is granted, and is no spinning loop) */
+			v[k] = (struct ck_step){ st->w, st->op_no,
+						 (uint8_t)(st->then_sleeps || st->state == SS_SLEEP ||
+							   st->state == SS_BLOCKED),
 						 (uint8_t)changes(st) };
 	}
 	*n = x->nstep;

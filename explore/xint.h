@@ -263,6 +263,13 @@ unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, uns
 
 /* strategy.c */
 int dfs_next(struct xdfs *f, uint32_t decisions);
+/* Replay: the deviations, else the default (an xchoose; ctx a struct xreplay,
+ * next = 0).  The built-in and the external explorer both replay with it. */
+struct xreplay {
+	const struct xchoice *dev;
+	size_t n, next;
+};
+unsigned choose_replay(void *ctx, const struct xdec *d);
 int x_replay(struct explorer *ex, const struct xshape *sh, const struct xchoice *dev, size_t ndev,
 	     struct xexec *x);
 int x_rerun(struct explorer *ex, struct xexec *x);

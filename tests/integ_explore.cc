@@ -173,7 +173,7 @@ TEST(IntegExplore, ABadOptionOrFileIsExit2WithOneLine)
 {
 	ScratchDir dir;
 	for (const char *args : { "explore --strategy dfs:preempt=x", "explore -n 99", "explore -p nosuch",
-				  "explore --invariant nosuch", "explore --dir /nonexistent", "explore -p ext:flock1", "replay",
+				  "explore --invariant nosuch", "explore --dir /nonexistent", "explore -p ext:flock1,flock", "replay",
 				  "replay /nonexistent/cex.json" }) {
 		CmdResult r = lockstorm(args);
 		EXPECT_EQ(r.status, 2) << args << ": " << r.err;

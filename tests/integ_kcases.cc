@@ -79,7 +79,7 @@ TEST(IntegKcases, KML1DoubleHolderOfMkdirLegacy)
  * its commit after the reclaimer took the lock). */
 TEST(IntegKcases, KML2StalledHolderWritesAfterReclaim)
 {
-	kcase("-p mkdir-legacy -n 2 --ops 2 --all --schedules 200 --time-budget 10m", "zombie-write", { "began a commit" });
+	kcase("-p mkdir-legacy -n 2 --ops 2 --all --schedules 800 --time-budget 10m", "zombie-write", { "began a commit" });
 }
 
 /* K-JL-1: 0.8.0's per-process cache trusts its own count: a seq twice, even
@@ -94,6 +94,6 @@ TEST(IntegKcases, KJL1LegacyJournalDuplicateSeq)
  * (a split write: its first bytes, a pause, the rest) on disk. */
 TEST(IntegKcases, KJL2ReaderWritesAHalfWrittenJournalsReplay)
 {
-	kcase("-p flock -w append --param writers=1 --param locked=1 -n 2 --ops 2 --all --schedules 50 --time-budget 10m", "journal-seq",
+	kcase("-p flock -w append --param writers=1 --param locked=1 -n 2 --ops 2 --all --schedules 400 --time-budget 10m", "journal-seq",
 	      { "half-written journal", "before the rest" });
 }
