@@ -207,7 +207,8 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 	uint64_t waited = ck_since(r->ns, s->att_ns);
 	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
 	waited = waited > not_own ? waited - not_own : 0;
-	if (budget == LS_NEVER || budget < 1 || waited < (uint64_t)budget * NS_PER_MS)
+	/* the budget hook reports exact us rounded up to whole ms: up to 1 ms over */
+	if (budget == LS_NEVER || budget < 1 || waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS)
 		return; /* gave up at once (a try), or stalls ate the budget: not the lock's doing */
 	const struct ck_obj *o = NULL;
 	for (size_t i = 0; i < c->nobjs && !o; i++) {

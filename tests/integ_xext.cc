@@ -96,7 +96,7 @@ TEST(IntegXext, ExploreFindsProperLockfileTakeover)
 		GTEST_SKIP() << why << " is not installed: run ./ci/setup";
 	ScratchDir d;
 	CmdResult r = run_cmd(BIN + " explore -p ext:proper-lockfile -n 2 --ops 2 -s " XEXT_SEED
-			      " --schedules " XEXT_SCHEDULES " --no-shrink -q --dir " + d.path + " -o " + d.sub("out"));
+			      " --schedules " XEXT_SCHEDULES " --stall 1.5 --no-shrink -q --dir " + d.path + " -o " + d.sub("out"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_NE(r.out.find("own-release violated"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("proper-lockfile rmdir state.json.lock: ok"), std::string::npos) << r.out;

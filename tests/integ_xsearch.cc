@@ -72,7 +72,7 @@ TEST(IntegXsearch, ASingleRevisionIsNoMixedFleet)
 {
 	ScratchDir dir;
 	CmdResult r = lockstorm("explore -p flock -w append --param rev=append --param locked=1 -n 2 --ops 2 "
-				"--schedules 200 -o " + dir.sub("out") + " --dir " + dir.path);
+				"--max-faults all=0,stall=1,crash=1 --schedules 200 -o " + dir.sub("out") + " --dir " + dir.path);
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_EQ(r.out.find("workers:"), std::string::npos) << r.out;
 }
@@ -199,7 +199,7 @@ TEST(IntegXsearch, TheBootSweepIsExplored)
 TEST(IntegXsearch, TwoInstancesInOneProcessShareAPid)
 {
 	ScratchDir dir;
-	const std::string common = "explore -p lockfile-recorded -n 2 --ops 2 --max-stalls 0 --max-crashes 0 "
+	const std::string common = "explore -p lockfile-recorded -n 2 --ops 2 --max-faults all=0 "
 				   "--schedules 300 --time-budget 10m -q --no-shrink --dir " + dir.path;
 	CmdResult two = lockstorm(common + " --param instances=2 -o " + dir.sub("two"));
 	EXPECT_EQ(two.status, 1) << two.out << two.err;
