@@ -4,6 +4,8 @@
  * below; each invariant family's file judges its part of it:
  *
  *   checker.c   the walk, the record dispatch, results and bookkeeping
+ *   ckbase.c    what every family reads and does (stale age, budget, occupied,
+ *               the violation record); it calls no family
  *   inv.c       the invariants' names (inv.h: their ids)
  *   holds.c     exclusion, zombie-write, own-release
  *   liveness.c  liveness (and the lock objects on disk it judges against)
@@ -207,7 +209,7 @@ static inline double ck_ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-/* checker.c */
+/* ckbase.c */
 int64_t ck_stale(const struct ck *c, unsigned w);
 int64_t ck_budget(const struct ck *c, unsigned w);
 unsigned ck_flags(const struct ck *c, unsigned w);
@@ -237,7 +239,7 @@ void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *
 int ck_obj_create(struct ck *c, unsigned w, const struct jrec *r);
 void ck_obj_gone(struct ck *c, const struct jrec *r);
 void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r);
-void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r);
+void ck_orphan(struct ck *c, unsigned w, const struct jrec *r); /* W is gone: its lock objects are orphans */
 void ck_never_acquired(struct ck *c);
 
 /* orphan.c */

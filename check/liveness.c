@@ -85,7 +85,7 @@ void ck_attempt_end(struct ck *c, unsigned w, const struct jrec *r, const char *
 
 /* A worker died (or a new incarnation replaced it): what it created and did
  * not remove is an orphan now. */
-static void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
+void ck_orphan(struct ck *c, unsigned w, const struct jrec *r)
 {
 	for (size_t i = 0; i < c->nobjs; i++) {
 		struct ck_obj *o = &c->objs[i];
@@ -247,17 +247,6 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 			     "when it died (made at seq %llu); no live worker held the lock meanwhile (%s)",
 			     w, r->op, (unsigned long long)r->seq, took, o->creator,
 			     (unsigned long long)o->seq, rule);
-}
-
-/* A death or a new incarnation: whatever W was doing is over, unjudged. */
-void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
-{
-	ck_orphan(c, w, r);
-	ck_mutex_gone(c, w);
-	ck_hold_end(c, w, r);
-	ck_release_end(c, w, r);
-	c->w[w].attempting = 0;
-	c->w[w].rb_pending = 0;
 }
 
 /* A run in which attempts were made, some raised an error, and not one ever

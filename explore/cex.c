@@ -32,16 +32,6 @@
 #include "../core/sched.h"
 #include "xint.h"
 
-const char *const kind_names[XK__COUNT] = { "run", "stall", "crash", "pause", "errno", "short-write", "split-write",
-					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host" };
-
-int x_kind_parse(const char *name)
-{
-	for (int k = 0; name && k < XK__COUNT; k++)
-		if (!strcmp(name, kind_names[k]))
-			return k;
-	return -1;
-}
 /* A signature of the shrunk failure: invariant + the story's steps. */
 uint64_t failure_sig(const struct explorer *ex, const struct xexec *x)
 {

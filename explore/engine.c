@@ -193,19 +193,6 @@ static int x_quiet(struct explorer *ex, struct xexec *x)
 	return x_harness(x, "a worker ran %d s without reaching its next step", X_QUIET_TIMEOUT_MS / 1000);
 }
 
-/* A record on a worker's behalf, or the driver's (w = JOURNAL_DRIVER). */
-static void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c)
-{
-	ex->ctl_j.worker = (uint16_t)w;
-	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : SCHED_VPID_BASE + (int32_t)w;
-	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
-}
-
-void x_log_fault(struct explorer *ex, unsigned w, uint32_t op, int kind, const char *point, int64_t c)
-{
-	x_log(ex, w, op, EV_FAULT, kind, (int64_t)point_hash(point), c);
-}
-
 static void x_check(struct explorer *ex, struct xexec *x);
 
 /* Run one execution of N workers x OPS ops; CHOOSE picks at every decision.

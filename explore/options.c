@@ -163,6 +163,17 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 	return 0;
 }
 
+const char *const kind_names[XK__COUNT] = { "run", "stall", "crash", "pause", "errno", "short-write", "split-write",
+					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host" };
+
+int x_kind_parse(const char *name)
+{
+	for (int k = 0; name && k < XK__COUNT; k++)
+		if (!strcmp(name, kind_names[k]))
+			return k;
+	return -1;
+}
+
 /* The explorer schedules fsx steps: an adapter process makes none. */
 int builtin_only(const struct run_config *r, char *why, size_t len)
 {

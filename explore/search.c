@@ -1,6 +1,6 @@
 /*
- * search.c - `lockstorm explore` (see explore.h and docs/explore.md): the
- * search loop, and for each failure found: more search for a shorter story,
+ * search.c - the search of `lockstorm explore` in one process (see explore.h,
+ * docs/explore.md): the loop, and for each failure found: more search for a shorter story,
  * shrink, print, save.  The other parts are beside it (xint.h lists them).
  */
 #include <errno.h>
@@ -173,24 +173,6 @@ const char *strategy_name(int strategy)
 }
 
 static struct xcfg cfg;
-
-int explore_main(int argc, char **argv)
-{
-	char why[1024];
-	xcfg_defaults(&cfg);
-	int r = xcfg_parse(&cfg, argc, argv, why, sizeof why);
-	if (r == 1)
-		return 0;
-	if (r != 0) {
-		fprintf(stderr, "lockstorm: %s\n", why);
-		return 2;
-	}
-	if (cfg.run.proto[0]->flags & LOCK_EXTERNAL)
-		return xext_main(&cfg, argc, argv); /* the library itself: explore/xext_search.c */
-	if (cfg.jobs > 1)
-		return parallel_explore(&cfg);
-	return explore_search(&cfg);
-}
 
 /* -j: schedule number LOCAL of this process is the search's number
  * local * jobs + part; it runs its share of --schedules. */

@@ -460,3 +460,23 @@ json_t *steps_json(const struct explorer *ex, const struct xexec *x)
 	}
 	return a;
 }
+
+/* A spinning worker's loop: the smallest period P (at most 16) with which
+ * its last 2P steps up to LAST repeat word for word; 8 when none does. */
+unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, unsigned w, size_t last)
+{
+	enum { NW = 32 };
+	static char words[NW][256];
+	unsigned n = 0;
+	for (size_t k = last + 1; k-- > 0 && n < NW;)
+		if (x->step[k].w == w && x_ran(x->step[k].kind))
+			step_words(ex, &x->step[k], words[n++], sizeof words[0]);
+	for (unsigned p = 1; 2 * p <= n; p++) {
+		unsigned i = 0;
+		while (i < p && !strcmp(words[i], words[i + p]))
+			i++;
+		if (i == p)
+			return p;
+	}
+	return n < 8 ? n : 8;
+}

@@ -23,6 +23,19 @@
 #include "../check/livelock.h"
 #include "xint.h"
 
+/* A record on a worker's behalf, or the driver's (w = JOURNAL_DRIVER). */
+void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c)
+{
+	ex->ctl_j.worker = (uint16_t)w;
+	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : SCHED_VPID_BASE + (int32_t)w;
+	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
+}
+
+void x_log_fault(struct explorer *ex, unsigned w, uint32_t op, int kind, const char *point, int64_t c)
+{
+	x_log(ex, w, op, EV_FAULT, kind, (int64_t)point_hash(point), c);
+}
+
 const int x_errs[X_NERRS] = { EPERM, EACCES, ENOSPC, ENOENT, EBUSY, EXDEV, EIO };
 const char *const x_err_names[X_NERRS] = { "EPERM", "EACCES", "ENOSPC", "ENOENT", "EBUSY", "EXDEV", "EIO" };
 
@@ -50,11 +63,6 @@ const signed char *x_op_errs(unsigned fsop)
 	case FSX_LIST: return errs_list;
 	default: return errs_none;
 	}
-}
-
-int x_ran(unsigned kind)
-{
-	return kind == XK_RUN || (kind >= XK_ERRNO && kind <= XK_PIDDEAD);
 }
 
 int64_t x_skew_ms(const struct explorer *ex, unsigned w, unsigned m)
@@ -262,24 +270,4 @@ struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *
 	}
 	*n = x->nstep;
 	return v;
-}
-
-/* A spinning worker's loop: the smallest period P (at most 16) with which
- * its last 2P steps up to LAST repeat word for word; 8 when none does. */
-unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, unsigned w, size_t last)
-{
-	enum { NW = 32 };
-	static char words[NW][256];
-	unsigned n = 0;
-	for (size_t k = last + 1; k-- > 0 && n < NW;)
-		if (x->step[k].w == w && x_ran(x->step[k].kind))
-			step_words(ex, &x->step[k], words[n++], sizeof words[0]);
-	for (unsigned p = 1; 2 * p <= n; p++) {
-		unsigned i = 0;
-		while (i < p && !strcmp(words[i], words[i + p]))
-			i++;
-		if (i == p)
-			return p;
-	}
-	return n < 8 ? n : 8;
 }

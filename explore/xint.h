@@ -9,7 +9,8 @@
  *   story.c     the steps a violation depends on, in words
  *   cex.c       counterexample files: write, load, failure signature
  *   coverage.c  step pairs and protocol points hit
- *   search.c    `lockstorm explore`: the search loop
+ *   command.c   `lockstorm explore`: options, then one of the searches
+ *   search.c    the search loop (one process)
  *   replay.c    `lockstorm replay`
  *   triage.c    `lockstorm triage`: a failing run's journals to a targeted explore
  */
@@ -246,9 +247,10 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len);
 void explorer_close(struct explorer *ex);
 
+/* xfaults.c: the fault kinds as choices, and the controller's records (its
+ * stalls, kills and faults: x_log on a worker's behalf or the driver's) */
+void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c);
 void x_log_fault(struct explorer *ex, unsigned w, uint32_t op, int kind, const char *point, int64_t c);
-
-/* xfaults.c: the fault kinds as choices */
 struct sched_xf;
 struct ck_step;
 unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt, const int *enabled,
@@ -258,8 +260,16 @@ void x_sticky(struct explorer *ex, struct xstep *st, unsigned w);
 int x_prefix_inv(int inv);
 int x_injected_only(const struct xexec *x);
 struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *x, size_t *n);
-int x_kind_parse(const char *name);
-unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, unsigned w, size_t last);    /* "errno" -> XK_ERRNO, -1 unknown */
+#define X_NERRS 7
+extern const int x_errs[X_NERRS];      /* the errnos a choice may inject (EPERM, EACCES, ...) */
+extern const char *const x_err_names[X_NERRS];
+const signed char *x_op_errs(unsigned fsop); /* indices into x_errs for a call, -1 ended */
+int64_t x_skew_ms(const struct explorer *ex, unsigned w, unsigned m);
+/* The choice granted the worker's step (run, errno, ...). */
+static inline int x_ran(unsigned kind)
+{
+	return kind == XK_RUN || (kind >= XK_ERRNO && kind <= XK_PIDDEAD);
+}
 
 /* strategy.c */
 int dfs_next(struct xdfs *f, uint32_t decisions);
@@ -287,23 +297,20 @@ void step_events(const struct explorer *ex, const struct xstep *st, int *holding
 void story_print(FILE *out, const struct explorer *ex, const struct xexec *x, int full, json_t *lines);
 void violation_print(FILE *out, const struct xexec *x);
 json_t *steps_json(const struct explorer *ex, const struct xexec *x);
+/* A spinning worker's loop: the period of its last steps up to LAST (no-livelock's story). */
+unsigned x_livelock_period(const struct explorer *ex, const struct xexec *x, unsigned w, size_t last);
 
 /* cex.c */
 uint64_t failure_sig(const struct explorer *ex, const struct xexec *x);
 json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *found_by, uint64_t schedule);
 void x_base_dir(const struct explorer *ex, char *buf, size_t len);
 void x_fs_type(const char *path, char *buf, size_t len);
-extern const char *const kind_names[]; /* "run", "stall", "crash", "pause", "errno", ... by enum xkind */
-#define X_NERRS 7
-extern const int x_errs[X_NERRS];      /* the errnos a choice may inject (EPERM, EACCES, ...) */
-extern const char *const x_err_names[X_NERRS];
-const signed char *x_op_errs(unsigned fsop); /* indices into x_errs for a call, -1 ended */
-int x_ran(unsigned kind);              /* the choice granted the worker's step (run, errno, ...) */
-int64_t x_skew_ms(const struct explorer *ex, unsigned w, unsigned m);
 int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
 	     char *why, size_t len);
 
 /* options.c */
+extern const char *const kind_names[]; /* "run", "stall", "crash", "pause", "errno", ... by enum xkind */
+int x_kind_parse(const char *name);    /* "errno" -> XK_ERRNO, -1 unknown */
 void xcfg_defaults(struct xcfg *c);
 int builtin_only(const struct run_config *r, char *why, size_t len);
 int parse_invariants(const char *list, unsigned *want, char *why, size_t len);
