@@ -17,37 +17,15 @@ extern "C" {
 #include "protocols/lock.h"
 #include "workloads/workload.h"
 }
+#include "ck_hist.h"
 
 namespace {
 
-constexpr uint64_t MS = 1000000;
 constexpr unsigned DRV = JOURNAL_DRIVER;
 
 /* A history under construction: records in seq order, times in ms. */
-struct Hist {
-	std::vector<jrec> r;
-	uint64_t seq = 1;
-
-	Hist &ev(unsigned w, int type, uint32_t op, double at_ms, int64_t a = 0, int64_t b = 0,
-		 int64_t c = 0, int err = 0)
-	{
-		jrec x;
-		memset(&x, 0, sizeof x);
-		x.type = (uint16_t)type;
-		x.worker = (uint16_t)w;
-		x.pid = 1000 + (int32_t)w;
-		x.op = op;
-		x.err = err;
-		x.seq = seq++;
-		x.ns = (uint64_t)(at_ms * (double)MS) + 1000 * MS; /* clock far from 0 */
-		x.a = a;
-		x.b = b;
-		x.c = c;
-		r.push_back(x);
-		return *this;
-	}
+struct Hist : HistBase<Hist> {
 	/* The ns a record at AT_MS carries (for EV_ACQUIRED's lock-object time). */
-	static int64_t ns(double at_ms) { return (int64_t)(at_ms * (double)MS) + 1000 * (int64_t)MS; }
 
 	Hist &attempt(unsigned w, uint32_t op, double t) { return ev(w, EV_ATTEMPT, op, t); }
 	Hist &acquired(unsigned w, uint32_t op, double t, double obj_ms = -1)

@@ -15,34 +15,13 @@ extern "C" {
 #include "faults/fault.h"
 #include "protocols/lock.h"
 }
+#include "ck_hist.h"
 
 namespace {
 
-constexpr uint64_t MS = 1000000;
 constexpr int64_t INO = 77;
 
-struct Hist {
-	std::vector<jrec> r;
-	uint64_t seq = 1;
-
-	Hist &ev(unsigned w, int type, uint32_t op, double at_ms, int64_t a = 0, int64_t b = 0,
-		 int64_t c = 0)
-	{
-		jrec x;
-		memset(&x, 0, sizeof x);
-		x.type = (uint16_t)type;
-		x.worker = (uint16_t)w;
-		x.pid = 1000 + (int32_t)w;
-		x.op = op;
-		x.seq = seq++;
-		x.ns = (uint64_t)(at_ms * (double)MS) + 1000 * MS;
-		x.a = a;
-		x.b = b;
-		x.c = c;
-		r.push_back(x);
-		return *this;
-	}
-	static int64_t ns(double at_ms) { return (int64_t)(at_ms * (double)MS) + 1000 * (int64_t)MS; }
+struct Hist : HistBase<Hist> {
 	/* W makes its lock object at T and holds from T + 0.5 */
 	Hist &take(unsigned w, uint32_t op, double t)
 	{
