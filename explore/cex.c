@@ -24,6 +24,7 @@
 #include "../workloads/workload.h"
 #include "../core/arena.h"
 #include "../check/checker.h"
+#include "../check/verdict.h"
 #include "../workloads/config.h"
 #include "../run/driver.h"
 #include "../core/journal.h"
@@ -353,4 +354,30 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 		(*dev)[i] = (struct xchoice){ (uint32_t)at, (uint8_t)kind, (uint8_t)w, (uint8_t)m };
 	}
 	return runcfg_resolve(&cfg->run, why, len);
+}
+
+/* A replay's verdict and exit code once its steps were compared with the
+ * saved ones (both explorers' replay): 5 when they diverged (INCOMPLETE
+ * unless it still fails: a changed file or model says nothing of a fix),
+ * 1 when a violation happens again, 0 when none does on the saved steps. */
+int replay_judge(struct verdict *v, int fails, int diverged, const char *want, const char *got)
+{
+	verdict_init(v);
+	if (fails)
+		verdict_fail(v, NULL, got);
+	if (diverged) {
+		printf("the replay does not follow the saved counterexample (an edited or truncated file, or a changed "
+		       "model): it says nothing about %s; %s\n", want && *want ? want : "the violation",
+		       fails ? "the replayed schedule still violates it" : "the replayed schedule does not violate it");
+		if (!fails)
+			verdict_incomplete(v, "the steps diverged from the saved ones");
+		return 5;
+	}
+	if (fails) {
+		if (want && strcmp(want, got))
+			printf("the file was saved with another invariant (%s)\n", want);
+		return 1;
+	}
+	printf("the violation (%s) no longer happens on the saved steps\n", want ? want : "?");
+	return 0;
 }

@@ -244,25 +244,8 @@ int replay_main(int argc, char **argv)
 		printf("choices: %s\n", how);
 	json_decref(now);
 	struct verdict v; /* the file's invariant (--json lists every one the replay violates) */
-	verdict_init(&v);
 	const char *got = fails ? check_inv_name((enum inv_id)x.inv) : NULL;
-	if (fails)
-		verdict_fail(&v, NULL, got);
-	if (diverged) {
-		printf("the replay does not follow the saved counterexample (an edited or truncated file, or a changed "
-		       "model): it says nothing about %s; %s\n", want && *want ? want : "the violation",
-		       fails ? "the replayed schedule still violates it" : "the replayed schedule does not violate it");
-		if (!fails)
-			verdict_incomplete(&v, "the steps diverged from the saved ones");
-		rc = 5;
-	} else if (fails) {
-		if (want && strcmp(want, got))
-			printf("the file was saved with another invariant (%s)\n", want);
-		rc = 1;
-	} else {
-		printf("the violation (%s) no longer happens on the saved steps\n", want ? want : "?");
-		rc = 0;
-	}
+	rc = replay_judge(&v, fails, diverged, want, got);
 	verdict_print(stdout, &v);
 	if (json_path) {
 		json_t *invs = json_array();

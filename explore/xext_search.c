@@ -523,21 +523,7 @@ int xext_replay_main(const char *path, int quiet, int full, const char *dir)
 	}
 	json_decref(now);
 	struct verdict v;
-	verdict_init(&v);
-	if (fails)
-		verdict_fail(&v, NULL, check_inv_name((enum inv_id)x.inv));
-	if (diverge != SIZE_MAX) {
-		if (!fails)
-			verdict_incomplete(&v, "the steps diverged from the saved ones");
-		rc = 5;
-	} else if (fails) {
-		if (want && strcmp(want, check_inv_name((enum inv_id)x.inv)))
-			printf("the file was saved with another invariant (%s)\n", want);
-		rc = 1;
-	} else {
-		printf("the violation (%s) no longer happens on the saved steps\n", want ? want : "?");
-		rc = 0;
-	}
+	rc = replay_judge(&v, fails, diverge != SIZE_MAX, want, fails ? check_inv_name((enum inv_id)x.inv) : NULL);
 	verdict_print(stdout, &v);
 out:
 	xe_exec_free(&x);

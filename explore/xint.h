@@ -305,6 +305,8 @@ uint64_t failure_sig(const struct explorer *ex, const struct xexec *x);
 json_t *cex_json(const struct explorer *ex, const struct xexec *x, const char *found_by, uint64_t schedule);
 void x_base_dir(const struct explorer *ex, char *buf, size_t len);
 void x_fs_type(const char *path, char *buf, size_t len);
+struct verdict;
+int replay_judge(struct verdict *v, int fails, int diverged, const char *want, const char *got);
 int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
 	     char *why, size_t len);
 
