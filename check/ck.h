@@ -63,6 +63,8 @@ struct ck_worker {
 	int att_reported;       /* the watchdog already reported it */
 	uint64_t att_ns, att_seq;
 	uint32_t att_op;
+	uint32_t injected_op;     /* the op in which an injected errno or short write failed a call */
+	uint8_t injected;
 	int64_t att_stall_ms;   /* own announced stalls since the attempt began */
 	int64_t att_jump_ms;    /* virtual time: other workers' stalls since it began (they move its clock) */
 	uint64_t att_epoch;     /* acquisitions counted when the attempt began */
@@ -216,6 +218,7 @@ unsigned ck_flags(const struct ck *c, unsigned w);
 int64_t ck_jump(const struct ck *c);
 size_t ck_occupied(const struct ck *c);
 int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
+uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r);
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len);
 __attribute__((format(printf, 9, 10)))
 void ck_violation(struct ck *c, enum inv_id inv, int32_t w0, uint32_t op0, uint64_t seq0,

@@ -529,13 +529,6 @@ static void x_check(struct explorer *ex, struct xexec *x)
 			x->inv = i;
 			break;
 		}
-	if (x->outcome == XO_FAIL && x->inv == INV_LIVENESS && x_injected_only(x)) {
-		/* "no attempt ever took the lock" because an errno the explorer chose
-		 * reached the caller: whether the protocol should have absorbed it is
-		 * no-escaped-error's to judge, not liveness's (flock would fail too) */
-		x->outcome = XO_PASS;
-		x->inv = -1;
-	}
 	if (x->outcome == XO_FAIL && x->inv == INV_NO_LIVELOCK) { /* the loop's length, for the story */
 		struct check_example *e = &x->res.inv[INV_NO_LIVELOCK].ex[0];
 		unsigned p = x_livelock_period(ex, x, (unsigned)e->worker[0], (size_t)e->seq[1]);

@@ -212,20 +212,6 @@ void x_sticky(struct explorer *ex, struct xstep *st, unsigned w)
 	st->fsop = FSX_OP_COUNT;
 }
 
-/* A liveness finding that is only "no attempt ever took the lock" in an
- * execution where an errno was chosen. */
-int x_injected_only(const struct xexec *x)
-{
-	const struct check_inv *ci = &x->res.inv[INV_LIVENESS];
-	for (unsigned e = 0; e < ci->nex; e++)
-		if (strncmp(ci->ex[e].text, "no attempt ever took the lock", 29))
-			return 0;
-	for (size_t k = 0; k < x->nstep; k++)
-		if (x->step[k].kind == XK_ERRNO || x->step[k].kind == XK_SHORT)
-			return 1;
-	return 0;
-}
-
 /* ---- cut schedules ---- */
 
 /* The invariants a prefix of an execution can break (a cut schedule is

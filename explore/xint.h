@@ -258,7 +258,6 @@ unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt
 struct sched_xf x_step_fault(const struct explorer *ex, struct xstep *st, unsigned w);
 void x_sticky(struct explorer *ex, struct xstep *st, unsigned w);
 int x_prefix_inv(int inv);
-int x_injected_only(const struct xexec *x);
 struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *x, size_t *n);
 #define X_NERRS 7
 extern const int x_errs[X_NERRS];      /* the errnos a choice may inject (EPERM, EACCES, ...) */

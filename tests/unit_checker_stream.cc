@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "check/checker.h"
+#include "faults/fault.h"
 #include "core/journal.h"
 }
 
@@ -156,6 +157,24 @@ TEST(CheckerStream, NeverAcquiredNamesTheFirstErrorFromTheStream)
 	ASSERT_GE(r.inv[INV_LIVENESS].nex, 1u);
 	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[r.inv[INV_LIVENESS].nex - 1].text, "w0 op 0 raised ENOENT"), nullptr)
 		<< r.inv[INV_LIVENESS].ex[0].text;
+}
+
+/* An acquire error that follows a failure the harness injected (an errno or a
+ * torn write, its EV_FAULT in the same op) is the fault's doing: no "no
+ * attempt ever took the lock" (whether the protocol should have absorbed it is
+ * no-escaped-error's rule); the same error with no fault before it is. */
+TEST(CheckerStream, AnInjectedErrorIsNotTheProtocolsNeverAcquired)
+{
+	Recs h;
+	h.ev(0, EV_WORKER_START, 0, 0).ev(0, EV_ATTEMPT, 0, 1).ev(0, EV_FAULT, 0, 2, FK_ERRNO, 1 /* EPERM */);
+	h.ev(0, EV_ACQUIRE_ERROR, 0, 3, 0, 1);
+	check_result r = judge(h, true);
+	EXPECT_EQ(r.inv[INV_LIVENESS].violations, 0u) << r.inv[INV_LIVENESS].ex[0].text;
+	h.ev(0, EV_ATTEMPT, 1, 4).ev(0, EV_ACQUIRE_ERROR, 1, 5, 0, 1); /* op 1: nothing injected */
+	r = judge(h, true);
+	EXPECT_EQ(r.pass, 0);
+	ASSERT_GE(r.inv[INV_LIVENESS].nex, 1u);
+	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[0].text, "w0 op 1 raised EPERM"), nullptr) << r.inv[INV_LIVENESS].ex[0].text;
 }
 
 } // namespace
