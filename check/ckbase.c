@@ -47,6 +47,24 @@ size_t ck_occupied(const struct ck *c)
 	return c->live + c->releasing;
 }
 
+/* How long W's attempt, ending at R, waited on the lock itself (its own
+ * announced stalls and other workers' clock jumps taken off), or 0 when that
+ * was less than its whole budget: a try that gave up at once, or stalls that
+ * ate the budget, say nothing about the lock.  The budget hook reports exact
+ * microseconds rounded up to whole ms, so a give-up up to 1 ms short of the
+ * budget is its whole budget. */
+uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r)
+{
+	const struct ck_worker *s = &c->w[w];
+	int64_t budget = ck_budget(c, w);
+	if (budget == LS_NEVER || budget < 1 || budget > INT64_MAX / (4 * NS_PER_MS))
+		return 0;
+	uint64_t waited = ck_since(r->ns, s->att_ns);
+	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
+	waited = waited > not_own ? waited - not_own : 0;
+	return waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS ? 0 : (waited ? waited : 1);
+}
+
 /* Is AGE_NS past a stale age of STALE_MS?  LS_NEVER (or absurd) never is. */
 /* The kernel stamps file times from its coarse clock, up to a tick (4 ms at
  * HZ=250) behind the real one: a protocol that reads mtime sees a lock up to

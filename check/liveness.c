@@ -200,15 +200,11 @@ static int ck_dead_young(const struct ck *c, unsigned w, const struct ck_obj *o,
 void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 {
 	struct ck_worker *s = &c->w[w];
-	int64_t budget = ck_budget(c, w);
 	char rule[200];
 	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || ck_occupied(c) || !c->nobjs)
 		return;
-	uint64_t waited = ck_since(r->ns, s->att_ns);
-	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
-	waited = waited > not_own ? waited - not_own : 0;
-	/* the budget hook reports exact us rounded up to whole ms: up to 1 ms over */
-	if (budget == LS_NEVER || budget < 1 || waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS)
+	uint64_t waited = ck_waited_budget(c, w, r);
+	if (!waited)
 		return; /* gave up at once (a try), or stalls ate the budget: not the lock's doing */
 	const struct ck_obj *o = NULL;
 	for (size_t i = 0; i < c->nobjs && !o; i++) {

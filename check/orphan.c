@@ -26,15 +26,13 @@ void ck_objs_left(struct ck *c, unsigned w, const struct jrec *r)
 void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r)
 {
 	const struct ck_worker *s = &c->w[w];
-	int64_t stale = ck_stale(c, w), budget = ck_budget(c, w);
+	int64_t stale = ck_stale(c, w);
 
 	if (!s->attempting || s->att_held || ck_occupied(c) || stale == LS_NEVER || stale < 0 ||
-	    stale > INT64_MAX / (4 * NS_PER_MS) || budget == LS_NEVER || budget < 1)
+	    stale > INT64_MAX / (4 * NS_PER_MS))
 		return;
-	uint64_t waited = ck_since(r->ns, s->att_ns);
-	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
-	waited = waited > not_own ? waited - not_own : 0;
-	if (waited < (uint64_t)budget * NS_PER_MS)
+	uint64_t waited = ck_waited_budget(c, w, r);
+	if (!waited)
 		return;
 	for (size_t i = 0; i < c->nobjs; i++) {
 		struct ck_obj *o = &c->objs[i];

@@ -261,6 +261,22 @@ TEST(CheckerOracle, NoOrphanLockADeadMakersLockPastTheStaleAgeIsCaught)
 	EXPECT_EQ(r.pass, 0);
 }
 
+/* The budget hook reports exact microseconds rounded up to whole ms: a
+ * 100.3 ms wait under a budget reported as 101 ms was the whole budget, for
+ * no-orphan-lock as for liveness (the CI run that missed K-VL-1's orphan).
+ * Under 100 ms it is not. */
+TEST(CheckerOracle, NoOrphanLockAGiveUpWithinAMillisecondOfTheBudgetIsTheWholeBudget)
+{
+	Hist h;
+	h.take(0, 0, 0).crash(0, 1).wait_busy(1, 0, 1200, 1300.3);
+	OracleRun run;
+	run.budget = 101;
+	EXPECT_EQ(run.go(h).inv[INV_NO_ORPHAN_LOCK].violations, 1u);
+	Hist s;
+	s.take(0, 0, 0).crash(0, 1).wait_busy(1, 0, 1200, 1299.9);
+	EXPECT_EQ(run.go(s).inv[INV_NO_ORPHAN_LOCK].violations, 0u);
+}
+
 TEST(CheckerOracle, NoOrphanLockHoldsForAYoungOrReclaimedLockOrAnOccupiedOne)
 {
 	OracleRun run;
