@@ -53,6 +53,8 @@ static void ck_dist(struct ck_samples *s, struct dist *d)
 /* A death or a new incarnation: whatever W was doing is over, unjudged. */
 static void ck_worker_gone(struct ck *c, unsigned w, const struct jrec *r)
 {
+	if (c->w[w].holding || c->w[w].releasing)
+		c->held_ns = r->ns; /* a holder's death: held until now */
 	ck_orphan(c, w, r);
 	ck_mutex_gone(c, w);
 	ck_hold_end(c, w, r);
@@ -146,6 +148,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_ACQUIRED:
 		o->acquired++;
 		c->acq_epoch++;
+		c->held_ns = r->ns;
 		if (ck_acquired(c, w, r) < 0)
 			return -1;
 		break;
@@ -209,6 +212,7 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 		break;
 	case EV_RELEASED:
 		c->released++;
+		c->held_ns = r->ns;
 		ck_objs_left(c, w, r);
 		ck_release_end(c, w, r);
 		break;
@@ -250,8 +254,10 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_OBJ_CREATE:
 		if (ck_obj_create(c, w, r) < 0)
 			return -1;
+		c->obj_change_ns = r->ns;
 		break;
 	case EV_OBJ_REMOVE:
+		c->obj_change_ns = r->ns;
 		ck_obj_remove(c, w, r);
 		ck_obj_gone(c, r);
 		ck_vacated(c, r);

@@ -174,6 +174,8 @@ struct ck {
 	uint64_t orphan_since_seq;
 	uint64_t acq_epoch;
 	uint64_t obj_epoch;     /* lock objects made so far (no-escaped-error's busy rule) */
+	uint64_t held_ns;       /* the last time anyone held the lock: a take, a release's return, a holder's death */
+	uint64_t obj_change_ns; /* the last lock object made or removed, by anyone */
 	uint64_t *viol_by;      /* per worker: violations it is the first worker of */
 	/* throughput */
 	struct ck_samples wait, hold;
@@ -218,6 +220,7 @@ unsigned ck_flags(const struct ck *c, unsigned w);
 int64_t ck_jump(const struct ck *c);
 size_t ck_occupied(const struct ck *c);
 int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
+uint64_t ck_lock_since(const struct ck *c, unsigned w, uint64_t since_ns);
 uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r);
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len);
 __attribute__((format(printf, 9, 10)))

@@ -47,6 +47,19 @@ size_t ck_occupied(const struct ck *c)
 	return c->live + c->releasing;
 }
 
+/* The time from which waiter W's protocol ages a lock object that was last
+ * fresh at SINCE_NS (made, or left by its maker): no earlier than the last
+ * time anyone held the lock, and for a lock aged by its directory's mtime
+ * (LOCK_AGE_BY_DIR) no earlier than the last lock object anyone made or
+ * removed inside it. */
+uint64_t ck_lock_since(const struct ck *c, unsigned w, uint64_t since_ns)
+{
+	uint64_t t = since_ns > c->held_ns ? since_ns : c->held_ns;
+	if ((ck_flags(c, w) & LOCK_AGE_BY_DIR) && c->obj_change_ns > t)
+		t = c->obj_change_ns;
+	return t;
+}
+
 /* How long W's attempt, ending at R, waited on the lock itself (its own
  * announced stalls and other workers' clock jumps taken off), or 0 when that
  * was less than its whole budget: a try that gave up at once, or stalls that

@@ -182,7 +182,7 @@ static int ck_dead_young(const struct ck *c, unsigned w, const struct ck_obj *o,
 	int64_t stale = ck_stale(c, w);
 	if (stale == LS_NEVER || stale < 0 || stale > INT64_MAX / (4 * NS_PER_MS))
 		return 1; /* it never promised to reclaim it */
-	uint64_t age = ck_since(att_ns, ck_newest_ns(c, o->creator));
+	uint64_t age = ck_since(att_ns, ck_lock_since(c, w, ck_newest_ns(c, o->creator)));
 	snprintf(rule, len, "rule dead-holder-stale: the lock was %.1f ms old when the attempt began, "
 		 "past its stale age %lld ms + %lld ms jitter, and the wait %lld ms ran out",
 		 ck_ms(age), (long long)stale, (long long)CK_JITTER_MS, (long long)ck_budget(c, w));

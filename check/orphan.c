@@ -38,7 +38,7 @@ void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r)
 		struct ck_obj *o = &c->objs[i];
 		if (o->reported || !o->left_ns || o->creator < 0 || o->seq >= s->att_seq)
 			continue;
-		uint64_t left = ck_since(s->att_ns, o->left_ns);
+		uint64_t left = ck_since(s->att_ns, ck_lock_since(c, w, o->left_ns));
 		if (left <= (uint64_t)(stale + CK_JITTER_MS) * NS_PER_MS)
 			continue;
 		o->reported = 1;

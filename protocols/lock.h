@@ -91,6 +91,12 @@ struct lock {
  * busy after a whole attempt in which nobody held, occupied or made any lock
  * object is a broken claim (no-escaped-error; K-ML-3). */
 #define LOCK_BUSY_MEANS_HELD 0x10u
+/* Its lock is a directory aged by its mtime (the stale judgment): every
+ * entry anyone makes or removes inside it moves that, so the lock is as old
+ * as its last lock object made or removed, whoever made it (mkdir-owner: a
+ * reclaimer that dies after removing the dead holder's entry leaves a lock
+ * that is young again).  The checker's stale judgments count from there. */
+#define LOCK_AGE_BY_DIR 0x20u
 
 /* A mutex the protocol takes.  Entry 0 is the lock itself (acquire to
  * release: EV_ACQUIRED .. EV_RELEASE_BEGIN); every other one is taken inside

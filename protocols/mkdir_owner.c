@@ -810,7 +810,7 @@ const struct lock_ops mkdir_owner_ops = {
 		  "dead process leaves is reclaimed once LOCK_STALE_MS old.",
 	.params = mo_params,
 	.points = mo_points,
-	.flags = LOCK_HAS_HELD | LOCK_BUSY_MEANS_HELD, /* "Could not lock ...": another writer holds */
+	.flags = LOCK_HAS_HELD | LOCK_BUSY_MEANS_HELD | LOCK_AGE_BY_DIR, /* "Could not lock ...": another writer holds; L's mtime is its age */
 	.absorbs = mo_absorbs,
 	.init = mo_init,
 	.acquire = mo_acquire,
