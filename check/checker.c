@@ -256,6 +256,9 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 			return -1;
 		c->obj_change_ns = r->ns;
 		break;
+	case EV_SPIN:
+		ck_spin(c, w, r);
+		break;
 	case EV_OBJ_REMOVE:
 		c->obj_change_ns = r->ns;
 		ck_obj_remove(c, w, r);

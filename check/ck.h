@@ -252,6 +252,7 @@ void ck_never_acquired(struct ck *c);
 void ck_objs_left(struct ck *c, unsigned w, const struct jrec *r);
 void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r);
 void ck_livelock(const struct check_input *in, struct check_result *out); /* livelock.c */
+void ck_spin(struct ck *c, unsigned w, const struct jrec *r);              /* livelock.c: EV_SPIN */
 
 /* claims.c: what a protocol's ops table claims (lock.h) */
 const char *ck_mutex_name(const struct ck *c, unsigned w, unsigned index, char *buf, size_t len);

@@ -63,7 +63,9 @@ static const struct {
 				 "returned) by more than the stale age + jitter while a waiter, nobody else "
 				 "occupying the lock, waits its whole budget on it and gives up", 0 },
 	[INV_NO_LIVELOCK] = { "no worker takes more than 200 steps inside one op without a sleep or a change "
-			      "of the lock directory (judged on explore's steps; a schedule cut at --max-steps too)", 0 },
+			      "of the lock directory (explore's steps; a schedule cut at --max-steps too); on a "
+			      "real run, no 10000 file-system calls inside one op without a sleep while no lock "
+			      "object is made or removed (built-in protocols)", 0 },
 	[INV_NO_ESCAPED_ERROR] = { "no error the protocol claims to absorb (its errno at its call, `list "
 				   "protocols`) reaches the caller; a protocol that claims busy means a live "
 				   "holder never gives up while nobody held, occupied or made a lock object", 0 },

@@ -15,6 +15,8 @@
 #include "checker.h"
 #include "ck.h"
 
+#include "../protocols/lock.h"
+
 #define LL_WORKERS 64
 
 void check_livelock(const struct ck_step *st, size_t n, unsigned limit, struct check_inv *out)
@@ -58,11 +60,37 @@ void check_livelock(const struct ck_step *st, size_t n, unsigned limit, struct c
 	}
 }
 
-/* The checker's call: check_livelock on in->steps, applicable only with steps. */
+/* A real run's EV_SPIN at R: W made R->b calls inside op R->op without a
+ * sleep.  A lock object made or removed since the half-way call (R->a) is a
+ * change others made that the worker may be watching: not blamed. */
+void ck_spin(struct ck *c, unsigned w, const struct jrec *r)
+{
+	if (r->a > 0 && c->obj_change_ns >= (uint64_t)r->a)
+		return;
+	ck_violation(c, INV_NO_LIVELOCK, (int32_t)w, r->op, r->seq, -1, 0, 0,
+		     "w%u made %lld file-system calls inside op %u without a sleep (seq %llu), and no "
+		     "lock object was made or removed by anyone over the last half of them",
+		     w, (long long)r->b, r->op, (unsigned long long)r->seq);
+}
+
+/* Does the seam count W's calls (a built-in protocol, not an adapter's)? */
+static int ck_seam_counts(const struct check_input *in, unsigned w)
+{
+	const struct lock_ops *ops = in->proto_of && in->proto_of[w] ? lock_find(in->proto_of[w]) : NULL;
+	return ops && !(ops->flags & LOCK_EXTERNAL);
+}
+
+/* The checker's call after the walk: explore's steps judged here; a real
+ * run's EV_SPIN records were judged during the walk (ck_spin). */
 void ck_livelock(const struct check_input *in, struct check_result *out)
 {
 	struct check_inv *ci = &out->inv[INV_NO_LIVELOCK];
-	ci->applicable = in->steps && in->nsteps;
-	if (ci->applicable)
+	if (in->steps && in->nsteps) {
+		ci->applicable = 1;
 		check_livelock(in->steps, in->nsteps, in->livelock_steps, ci);
+		return;
+	}
+	ci->applicable = 0;
+	for (unsigned w = 0; w < in->workers && !ci->applicable; w++)
+		ci->applicable = ck_seam_counts(in, w);
 }

@@ -2,9 +2,13 @@
  * livelock.h - no-livelock: a worker that takes more than N steps inside one
  * op without a sleep or a change of the lock directory spins without progress.
  *
- * It is judged on a step history (the explorer's steps, one per file-system
- * call: check_input.steps), not on journal records: journals have no steps
- * unless traced.  Without steps it is not applicable ("n/a").
+ * In explore it is judged on a step history (the explorer's steps, one per
+ * file-system call: check_input.steps).  On a real run the seam counts each
+ * worker's calls since its last sleep and journals one EV_SPIN when an op
+ * reaches FSX_SPIN_CALLS (faults/fsx.h); the checker blames it when no lock
+ * object was made or removed, by anyone, since the half-way call (ck_spin).
+ * It is not applicable ("n/a") to a run of adapters only (their calls are not
+ * the seam's) and to a history without steps or workers' protocols.
  */
 #ifndef LS_LIVELOCK_H
 #define LS_LIVELOCK_H

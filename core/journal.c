@@ -52,6 +52,7 @@ static const char *const journal_type_names[EV__COUNT] = {
 	[EV_READ_BEGIN] = "read-begin",
 	[EV_MUTEX_TAKE] = "mutex-take",
 	[EV_MUTEX_DROP] = "mutex-drop",
+	[EV_SPIN] = "spin",
 };
 
 /* "unknown" for anything outside the enum, so it is always printable. */

@@ -57,6 +57,7 @@ enum ev_type {
 	EV_READ_BEGIN,     /* a read starts (stale-read: writes finished before it bind it) */
 	EV_MUTEX_TAKE,     /* a secondary mutex taken (just after its step). a: its index in the protocol's mutexes, b: its stale age in us (-1: never reclaimed) */
 	EV_MUTEX_DROP,     /* a secondary mutex let go (just before its step). a: its index */
+	EV_SPIN,           /* a real run's worker made FSX_SPIN_CALLS calls inside one op without a sleep (once per op). a: ns at the half-way call, b: calls */
 	EV__COUNT
 };
 

@@ -73,6 +73,9 @@ int fsx_utimens(const char *path, const struct timespec ts[2]);
 int fsx_flock(int fd, int op);
 int fsx_pid_alive(pid_t pid);                 /* kill(pid, 0): EPERM counts as alive */
 void fsx_sleep_ms(int64_t ms);
+/* no-livelock on a real run: a worker that makes this many seam calls inside
+ * one op without a sleep journals one EV_SPIN (check/livelock.c judges it) */
+#define FSX_SPIN_CALLS 10000u
 int64_t fsx_now_ms(void);                     /* wall clock ms, comparable with file times */
 /* The same in us, for constants scaled below a whole ms (--time-scale): a
  * sleep of US us (explore: rounded up to the virtual clock's whole ms) and

@@ -6,10 +6,12 @@
  * invariants must fail.  Kept in the registry so `-p none` works, and so the
  * conformance test covers it.
  *
- * OS facts it relies on: none.  It makes no file-system call at all, so it
- * never creates anything at <file>.lock.
+ * OS facts it relies on: none.  It makes no file-system call at all (unless
+ * spin is set: then stats of <file>.lock), so it never creates anything at
+ * <file>.lock.
  *
- *   acquire:  "none/acquire/after-take"  -> HELD (nothing taken)
+ *   acquire:  [spin] stat(<file>.lock) `spin` times, no sleep: no-livelock's control
+ *             "none/acquire/after-take"  -> HELD (nothing taken)
  *   release:  "none/release/after-give" (nothing given back)
  *   held:     always 1
  */
@@ -18,11 +20,14 @@
 #include "../faults/fsx.h"
 #include "lock.h"
 
-enum { NO_STALE, NO_NPARAMS };
+enum { NO_STALE, NO_SPIN, NO_NPARAMS };
 
 static const struct param no_params[] = {
 	[NO_STALE] = { "stale_ms", 10000, PU_MS, NULL,
 		       "not a stale age (nothing is held): sizes faults such as for=1.5stale" },
+	[NO_SPIN] = { "spin", 0, PU_COUNT, NULL,
+		      "acquire first stats <file>.lock this many times without a sleep (a retry loop "
+		      "that lost its wait: no-livelock must catch 10000 and more)" },
 	[NO_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
 };
 static_assert(NO_NPARAMS <= LS_MAX_PARAMS, "too many none params");
@@ -50,6 +55,10 @@ static int no_init(struct lock *lk)
 
 static int no_acquire(struct lock *lk)
 {
+	for (int64_t i = 0; i < lk->param[NO_SPIN]; i++) {
+		struct fsx_stat st;
+		(void)fsx_stat(lk->path, &st);
+	}
 	lk->last_error = 0;
 	fsx_point(PT(ACQUIRE_AFTER_TAKE));
 	return 0;

@@ -194,6 +194,28 @@ TEST(IntegOracle, NoOrphanLockCatchesTheRetainedEmptyLock)
 	EXPECT_EQ(fr.violations("no-orphan-lock"), 0);
 }
 
+/* no-livelock on a real run: `none --param spin=N` stats the lock N times
+ * inside acquire without a sleep (a retry loop that lost its wait); the seam
+ * journals a spin at 10000 calls, nothing else changes: caught.  Below the
+ * limit it holds, and flock (the corpus above) keeps it on every run.  The
+ * calls are counted, not timed: the same verdict on any machine. */
+TEST(IntegOracle, NoLivelockCatchesASpinOnARealRun)
+{
+	ScratchDir d;
+	CmdResult r = run_in(d, "s", "-p none --param spin=20000 -w update -n 1 --ops 3 --time-scale 0.01");
+	Report rep(d.sub("s.json"));
+	ASSERT_TRUE(rep.root) << r.out << r.err;
+	EXPECT_EQ(r.status, 1) << r.out;
+	EXPECT_EQ(rep.violations("no-livelock"), 3) << r.out;
+	EXPECT_NE(rep.example("no-livelock").find("without a sleep"), std::string::npos) << rep.example("no-livelock");
+	CmdResult k = run_in(d, "k", "-p none --param spin=5000 -w update -n 1 --ops 3 --time-scale 0.01");
+	Report kr(d.sub("k.json"));
+	ASSERT_TRUE(kr.root) << k.out << k.err;
+	EXPECT_TRUE(kr.applicable("no-livelock"));
+	EXPECT_EQ(kr.violations("no-livelock"), 0);
+	EXPECT_EQ(k.status, 0) << k.out;
+}
+
 /* Every mutex is judged: lockfile-legacy journals its .recovery (K-VL-2's
  * crash inside it on a real run), the run's exclusion covers it and holds
  * (3.0.155 never takes a .recovery over), and `list protocols` declares it. */

@@ -350,3 +350,29 @@ TEST(CheckerOracle, NoOrphanLockHoldsForAYoungOrReclaimedLockOrAnOccupiedOne)
 	EXPECT_EQ(run.go(paused).inv[INV_NO_ORPHAN_LOCK].violations, 0u);
 	EXPECT_STREQ(check_inv_name(INV_NO_ORPHAN_LOCK), "no-orphan-lock");
 }
+
+/* ---- no-livelock on a real run (EV_SPIN from the seam) ---- */
+
+/* w0 journals a spin (10000 calls inside op 0, the half-way call at 10 ms):
+ * with no lock object made or removed since, it spun; a lock object w1 made
+ * after the half-way call is a change it may have been watching. */
+TEST(CheckerOracle, NoLivelockASpinWithNothingChangingIsCaught)
+{
+	OracleRun run;
+	run.proto = "mkdir-legacy";
+	Hist spin;
+	spin.take(1, 0, 0).ev(0, EV_ATTEMPT, 0, 1).ev(0, EV_SPIN, 0, 20, Hist::ns(10), 10000);
+	check_result r = run.go(spin);
+	EXPECT_TRUE(r.inv[INV_NO_LIVELOCK].applicable);
+	ASSERT_EQ(r.inv[INV_NO_LIVELOCK].violations, 1u);
+	EXPECT_NE(std::string(r.inv[INV_NO_LIVELOCK].ex[0].text).find("w0 made 10000 file-system calls inside op 0"),
+		  std::string::npos) << r.inv[INV_NO_LIVELOCK].ex[0].text;
+	EXPECT_EQ(r.pass, 0);
+
+	Hist watched;
+	watched.ev(0, EV_ATTEMPT, 0, 1).take(1, 0, 12).ev(0, EV_SPIN, 0, 20, Hist::ns(10), 10000);
+	EXPECT_EQ(run.go(watched).inv[INV_NO_LIVELOCK].violations, 0u);
+
+	run.proto = nullptr; /* no protocol known: the seam's count is not this history's */
+	EXPECT_FALSE(run.go(Hist().ev(0, EV_ATTEMPT, 0, 1)).inv[INV_NO_LIVELOCK].applicable);
+}
