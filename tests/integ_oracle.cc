@@ -194,6 +194,42 @@ TEST(IntegOracle, NoOrphanLockCatchesTheRetainedEmptyLock)
 	EXPECT_EQ(fr.violations("no-orphan-lock"), 0);
 }
 
+/* no-phantom-result on a real run: the in-place write (write=inplace) lands
+ * and then its close fails (EIO), so the op reports a write error for a
+ * count the final state holds; tmp + rename under the same fault never
+ * renames a tmp whose close failed.  One worker: the fault decisions alone
+ * decide (a bounded list of seeds all the same, as the rule asks). */
+TEST(IntegOracle, NoPhantomResultCatchesALandedWriteReportedFailed)
+{
+	ScratchDir d;
+	const std::string f = " -w update -n 1 --ops 20 --time-scale 0.01 --fault 'errno@fs/close:p=0.3,err=EIO' -s ";
+	bool caught = false;
+	std::string seen;
+	for (const char *seed : { "1", "2", "3", "4" }) {
+		std::string tag = std::string("i") + seed;
+		CmdResult r = run_in(d, tag, "-p flock --param write=inplace" + f + seed);
+		Report rep(d.sub(tag + ".json"));
+		ASSERT_TRUE(rep.root) << r.out << r.err;
+		seen += std::string("seed ") + seed + ": " + r.out;
+		if (r.status == 1 && rep.violations("no-phantom-result") > 0) {
+			EXPECT_NE(rep.example("no-phantom-result").find("reported a write error"), std::string::npos)
+				<< rep.example("no-phantom-result");
+			caught = true;
+			break;
+		}
+	}
+	EXPECT_TRUE(caught) << "no seed of 1..4 reported a landed in-place write as failed\n" << seen;
+	for (const char *seed : { "1", "2" }) {
+		std::string tag = std::string("r") + seed;
+		CmdResult r = run_in(d, tag, "-p flock" + f + seed);
+		Report rep(d.sub(tag + ".json"));
+		ASSERT_TRUE(rep.root) << r.out << r.err;
+		EXPECT_TRUE(rep.applicable("no-phantom-result"));
+		EXPECT_EQ(rep.violations("no-phantom-result"), 0) << rep.example("no-phantom-result");
+		EXPECT_GT(rep.total("errors"), 0) << r.out;
+	}
+}
+
 /* no-livelock on a real run: `none --param spin=N` stats the lock N times
  * inside acquire without a sleep (a retry loop that lost its wait); the seam
  * journals a spin at 10000 calls, nothing else changes: caught.  Below the
