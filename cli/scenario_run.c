@@ -533,6 +533,15 @@ static void replay_cexes(const struct scenario *sc, const struct sc_rev *r, cons
 			 struct sc_cex *c)
 {
 	memset(c, 0, sizeof *c);
+	if (ro->outdir && r->ncex) { /* the replays come first: before the torture makes it */
+		char dir[PATH_MAX + 100];
+		snprintf(dir, sizeof dir, "%s/%s", ro->outdir, sc->name);
+		if (mkdir(dir, 0777) && errno != EEXIST) {
+			c->error = 1;
+			snprintf(c->why, sizeof c->why, "%s: %s", dir, strerror(errno));
+			return;
+		}
+	}
 	for (unsigned k = 0; k < r->ncex; k++) {
 		char log[PATH_MAX + 200], json[PATH_MAX + 200];
 		if (ro->outdir) {

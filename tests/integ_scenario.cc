@@ -339,3 +339,17 @@ TEST(IntegScenario, SeedsAreTriedInTurnUntilOneShowsTheFailure)
 	write_file(d.sub("t.scenario"), "name t\nrevision none\nexpect none fail exclusion\nseeds 1,x\n-w update\n");
 	EXPECT_EQ(lockstorm("scenario run " + d.sub("t.scenario")).status, 2);
 }
+
+/* -o keeps a library scenario whose FAIL is decided by a counterexample: the
+ * replay comes first, before any torture run has made the scenario's folder
+ * (it used to exit 127 there: "replay ... exited 127", INCOMPLETE). */
+TEST(IntegScenario, KeptOutputOfAScenarioWithACounterexample)
+{
+	ScratchDir d;
+	CmdResult r = lockstorm("scenario run " + std::string(LS_SOURCE_DIR) + "/scenarios/two-reclaimers.scenario -q -o " +
+				d.sub("kept"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("every revision as expected"), std::string::npos) << r.out;
+	EXPECT_TRUE(exists(d.sub("kept") + "/two-reclaimers/beta.5.cex-1.json"));
+	EXPECT_TRUE(exists(d.sub("kept") + "/two-reclaimers/beta.5.cex-1.log"));
+}
