@@ -434,7 +434,7 @@ int check_run(const struct check_input *in, struct check_result *out)
 		}
 		/* an acquire error the harness injected is the fault's doing, not the
 		 * protocol's (whether it should have absorbed it: no-escaped-error) */
-		int injected = c.w[r->worker].injected && c.w[r->worker].injected_op == r->op;
+		int injected = in->excuse_injected && c.w[r->worker].injected && c.w[r->worker].injected_op == r->op;
 		if (r->type == EV_ACQUIRE_ERROR && !injected && !c.has_acq_error) {
 			c.first_acq_error = *r;
 			c.has_acq_error = 1;

@@ -67,6 +67,12 @@ struct check_input {
 	const struct ck_step *steps; /* no-livelock (check/livelock.h): the explorer's steps, NULL: n/a */
 	size_t nsteps;
 	unsigned livelock_steps;  /* its limit; 0: 200 */
+	/* explore: an acquire error in an op where the explorer chose an errno or a
+	 * torn write is the choice's doing, not "no attempt ever took the lock"
+	 * (flock fails so too; whether the protocol should absorb it is
+	 * no-escaped-error's to judge).  A run's --fault is the user's question:
+	 * there such an error still counts (K-ML-4's scenario) */
+	int excuse_injected;
 	int strict;               /* --strict: judge strict-lease (a live holder taken over at all) */
 	const char *unjudgeable;  /* why these records cannot be judged (a damaged journal, a run
 				     that never ended), NULL if they can: the result is INCOMPLETE */

@@ -498,6 +498,7 @@ static void x_check(struct explorer *ex, struct xexec *x)
 		.proto_of = ex->proto_of,
 		.rev_of = ex->rev_of,
 		.clock_jump_ms = x->stall_ms, /* a stall moves everyone's clock: it is not their wait */
+		.excuse_injected = 1,
 		.check_state = (f & WL_CHECK_STATE) != 0,
 		.check_seq = (f & WL_CHECK_SEQ) != 0,
 		.check_stale_read = (f & WL_CHECK_STALE_READ) != 0,

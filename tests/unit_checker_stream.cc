@@ -60,7 +60,7 @@ int next_rec(void *ctx, const struct jrec **r)
 	return 1;
 }
 
-check_result judge(const Recs &h, bool stream, const char *const *protos = nullptr)
+check_result judge(const Recs &h, bool stream, const char *const *protos = nullptr, bool excuse = false)
 {
 	int64_t stale[2] = { 100, 100 }, budget[2] = { 1000, 1000 };
 	check_input in;
@@ -81,6 +81,7 @@ check_result judge(const Recs &h, bool stream, const char *const *protos = nullp
 	in.stale_ms = stale;
 	in.budget_ms = budget;
 	in.proto_of = protos;
+	in.excuse_injected = excuse;
 	check_result out;
 	EXPECT_EQ(check_run(&in, &out), 0);
 	if (stream) {
@@ -159,19 +160,22 @@ TEST(CheckerStream, NeverAcquiredNamesTheFirstErrorFromTheStream)
 		<< r.inv[INV_LIVENESS].ex[0].text;
 }
 
-/* An acquire error that follows a failure the harness injected (an errno or a
- * torn write, its EV_FAULT in the same op) is the fault's doing: no "no
- * attempt ever took the lock" (whether the protocol should have absorbed it is
- * no-escaped-error's rule); the same error with no fault before it is. */
-TEST(CheckerStream, AnInjectedErrorIsNotTheProtocolsNeverAcquired)
+/* In explore, an acquire error that follows a failure the explorer chose (an
+ * errno or a torn write, its EV_FAULT in the same op) is the choice's doing:
+ * no "no attempt ever took the lock" (whether the protocol should have
+ * absorbed it is no-escaped-error's rule); the same error with no fault before
+ * it is.  A run's --fault is the user's own question and still counts. */
+TEST(CheckerStream, AnErrorTheExplorerInjectedIsNotTheProtocolsNeverAcquired)
 {
 	Recs h;
 	h.ev(0, EV_WORKER_START, 0, 0).ev(0, EV_ATTEMPT, 0, 1).ev(0, EV_FAULT, 0, 2, FK_ERRNO, 1 /* EPERM */);
 	h.ev(0, EV_ACQUIRE_ERROR, 0, 3, 0, 1);
-	check_result r = judge(h, true);
+	check_result r = judge(h, true, nullptr, true); /* explore's: the choice's doing */
 	EXPECT_EQ(r.inv[INV_LIVENESS].violations, 0u) << r.inv[INV_LIVENESS].ex[0].text;
+	r = judge(h, true); /* a run's --fault: the user asked whether it escapes (K-ML-4) */
+	EXPECT_EQ(r.inv[INV_LIVENESS].violations, 1u);
 	h.ev(0, EV_ATTEMPT, 1, 4).ev(0, EV_ACQUIRE_ERROR, 1, 5, 0, 1); /* op 1: nothing injected */
-	r = judge(h, true);
+	r = judge(h, true, nullptr, true);
 	EXPECT_EQ(r.pass, 0);
 	ASSERT_GE(r.inv[INV_LIVENESS].nex, 1u);
 	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[0].text, "w0 op 1 raised EPERM"), nullptr) << r.inv[INV_LIVENESS].ex[0].text;
