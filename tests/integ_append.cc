@@ -10,7 +10,9 @@
  * bound 2) and never when they do.  K-JL-2: 0.8.0's getSnapshot writes to disk
  * its replay of a journal whose last line is half written (a split write:
  * short-write with for=), and 1.0.0's readers write nothing.  Nothing here
- * sleeps or asserts on timing.
+ * sleeps or asserts on timing: a violation that needs two workers' steps to
+ * meet (a window, or one worker's op between two of another's) is shown by a
+ * bounded list of seeds (first_seed_showing), one of which must show it.
  */
 #include <gtest/gtest.h>
 #include <jansson.h>
@@ -88,17 +90,25 @@ TEST(IntegAppend, NewRevisionUnderFlockPasses)
 	EXPECT_EQ(rep.verdict(), "pass");
 }
 
-/* K-JL-1: 0.8.0's cache trusts its own count, so a lock does not help. */
+/* K-JL-1: 0.8.0's cache trusts its own count, so a lock does not help.  A duplicate needs
+ * another worker's append between two of one worker's, which the scheduler decides: a bounded
+ * list of seeds until one shows it (scenarios/duplicate-seqs.cex.json shows it exactly); the lock
+ * holds on every seed. */
 TEST(IntegAppend, LegacyCacheDuplicatesEvenUnderFlock)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run -w append --param locked=1 --param rev=legacy -p flock -n 4 --ops 2000 "
-				"-q --dir " + d.sub("w") + " --json " + d.sub("r.json"));
-	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
-	ASSERT_TRUE(rep.root);
-	EXPECT_GT(rep.violations("journal-seq"), 0);
-	EXPECT_EQ(rep.violations("exclusion"), 0) << "the lock held; the cache is what is wrong";
+	std::string seen;
+	int shown = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int seed, std::string *said) {
+		std::string t = std::to_string(seed);
+		CmdResult r = lockstorm("run -w append --param locked=1 --param rev=legacy -p flock -n 4 --ops 2000 "
+					"-q -s " + t + " --dir " + d.sub("w" + t) + " --json " + d.sub("r" + t + ".json"));
+		Report rep(d.sub("r" + t + ".json"));
+		*said = "exit " + std::to_string(r.status) + " " + r.out + r.err;
+		EXPECT_TRUE(rep.root) << "seed " << seed << ": " << r.err;
+		EXPECT_EQ(rep.violations("exclusion"), 0) << "seed " << seed << ": the lock held; the cache is what is wrong";
+		return r.status == 1 && rep.violations("journal-seq") > 0;
+	}, &seen);
+	EXPECT_NE(shown, -1) << "no seed of the list showed a duplicate seq:\n" << seen;
 }
 
 /* Readers (read-only in 1.0.0) and a legacy journal copied once under the
@@ -182,16 +192,30 @@ TEST(IntegAppend, PidlockClearRemovesANewHoldersLock)
  * finished 2 ms later.  0.8.0's readers replay in that window and write the
  * replay - one event short, one parse failure over - to the snapshot file. */
 static const std::string KJL2 =
-	"-w append --param writers=1 --param locked=1 -p flock -n 3 -s 1 "
+	"-w append --param writers=1 --param locked=1 -p flock -n 3 "
 	"--fault 'short-write@fs/write:p=0.2,bytes=10,for=2ms,path=*state.json' -q";
 
+/* A reader must replay inside one of the writer's 2 ms windows, which the scheduler decides: a
+ * bounded list of seeds until one shows it (the scenario readers-write-snapshot has the same list),
+ * and the rest is checked on that seed's run. */
 TEST(IntegAppend, KJL2LegacyReadersWriteAReplayOfAHalfWrittenJournal)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run --param rev=legacy --ops 600 " + KJL2 + " --dir " + d.sub("w") + " -o " +
-				d.sub("out") + " --json " + d.sub("r.json"));
+	CmdResult r;
+	std::string seen, out, json;
+	int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int s, std::string *said) {
+		std::string t = std::to_string(s);
+		out = d.sub("out" + t);
+		json = d.sub("r" + t + ".json");
+		r = lockstorm("run --param rev=legacy --ops 600 -s " + t + " " + KJL2 + " --dir " + d.sub("w" + t) +
+			      " -o " + out + " --json " + json);
+		Report rep(json);
+		*said = "exit " + std::to_string(r.status) + " " + r.out + r.err;
+		return r.status == 1 && rep.violations("journal-seq") > 0;
+	}, &seen);
+	ASSERT_NE(seed, -1) << "no seed of the list showed a reader's replay of a half-written journal:\n" << seen;
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
+	Report rep(json);
 	ASSERT_TRUE(rep.root);
 	EXPECT_GT(rep.violations("journal-seq"), 0);
 	std::string e = rep.example("journal-seq");
@@ -202,8 +226,8 @@ TEST(IntegAppend, KJL2LegacyReadersWriteAReplayOfAHalfWrittenJournal)
 	others_held(rep, "journal-seq");
 
 	/* check re-derives it from the kept journals, final journal and final snapshot */
-	EXPECT_NE(slurp(d.sub("out/final-snapshot.json")).find("\"by\""), std::string::npos);
-	CmdResult c = lockstorm("check -q " + d.sub("out") + " --json " + d.sub("c.json"));
+	EXPECT_NE(slurp(out + "/final-snapshot.json").find("\"by\""), std::string::npos);
+	CmdResult c = lockstorm("check -q " + out + " --json " + d.sub("c.json"));
 	EXPECT_EQ(c.status, 1) << c.err;
 	Report again(d.sub("c.json"));
 	ASSERT_TRUE(again.root);
@@ -218,7 +242,7 @@ TEST(IntegAppend, KJL2LegacyReadersWriteAReplayOfAHalfWrittenJournal)
 TEST(IntegAppend, KJL2NewReadersWriteNothing)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run --param rev=append --ops 20000 " + KJL2 + " --dir " + d.sub("w") + " -o " +
+	CmdResult r = lockstorm("run --param rev=append --ops 20000 -s 1 " + KJL2 + " --dir " + d.sub("w") + " -o " +
 				d.sub("out") + " --json " + d.sub("r.json"));
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	Report rep(d.sub("r.json"));
@@ -332,14 +356,26 @@ TEST(IntegAppend, TornTailCountedInTheSnapshotByBothRevisions)
 }
 
 /* §9.3: 3.0.155 writers do not move tree.generation, so 3.0.157 readers keep
- * serving what they kept before the write. */
+ * serving what they kept before the write.  A stale read needs a write between a reader's keep
+ * and its next read, which the scheduler decides: a bounded list of seeds until one shows it
+ * (scenarios/tree-generation-absent.cex.json shows it exactly). */
 TEST(IntegGeneration, AbsentGenerationServesStaleReads)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run -w generation --param rev=absent -p flock -n 3 --ops 20000 -q --dir " +
-				d.sub("w") + " --json " + d.sub("r.json"));
+	CmdResult r;
+	std::string seen, json;
+	int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int s, std::string *said) {
+		std::string t = std::to_string(s);
+		json = d.sub("r" + t + ".json");
+		r = lockstorm("run -w generation --param rev=absent -p flock -n 3 --ops 20000 -q -s " + t + " --dir " +
+			      d.sub("w" + t) + " --json " + json);
+		Report rep(json);
+		*said = "exit " + std::to_string(r.status) + " " + r.out + r.err;
+		return r.status == 1 && rep.violations("stale-read") > 0;
+	}, &seen);
+	ASSERT_NE(seed, -1) << "no seed of the list showed a stale read:\n" << seen;
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
+	Report rep(json);
 	ASSERT_TRUE(rep.root);
 	EXPECT_GT(rep.violations("stale-read"), 0);
 	EXPECT_NE(rep.example("stale-read").find("from its cache"), std::string::npos)
@@ -369,12 +405,12 @@ TEST(IntegGeneration, GenerationBracketNeverServesStale)
  * without it (own_keep=2, the broken control) they serve stale ones. */
 static const std::string GEN_OWN =
 	"-w generation --param rev=generation --param writers=3 --param writer_reads=50 --param locked=0 "
-	"-p flock -n 3 --ops 20000 -s 1 -q";
+	"-p flock -n 3 --ops 20000 -q";
 
 TEST(IntegGeneration, GenAfterOwnWriteKeepsOnlyAWriteThatIsItsOwnTwoBytes)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run --param own_keep=1 " + GEN_OWN + " --dir " + d.sub("w") + " -o " + d.sub("out") +
+	CmdResult r = lockstorm("run --param own_keep=1 -s 1 " + GEN_OWN + " --dir " + d.sub("w") + " -o " + d.sub("out") +
 				" --json " + d.sub("r.json"));
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	Report rep(d.sub("r.json"));
@@ -390,13 +426,25 @@ TEST(IntegGeneration, GenAfterOwnWriteKeepsOnlyAWriteThatIsItsOwnTwoBytes)
 	EXPECT_GT(own, 0u) << "writers served their own kept writes";
 }
 
+/* Another writer's bracket must land inside one's write, which the scheduler decides: a bounded
+ * list of seeds until one shows the stale read. */
 TEST(IntegGeneration, KeepingOwnWriteWithoutTheSizeTestServesStale)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run --param own_keep=2 " + GEN_OWN + " --dir " + d.sub("w") + " --json " +
-				d.sub("r.json"));
+	CmdResult r;
+	std::string seen, json;
+	int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int s, std::string *said) {
+		std::string t = std::to_string(s);
+		json = d.sub("r" + t + ".json");
+		r = lockstorm("run --param own_keep=2 -s " + t + " " + GEN_OWN + " --dir " + d.sub("w" + t) + " --json " +
+			      json);
+		Report rep(json);
+		*said = "exit " + std::to_string(r.status) + " " + r.out + r.err;
+		return r.status == 1 && rep.violations("stale-read") > 0;
+	}, &seen);
+	ASSERT_NE(seed, -1) << "no seed of the list showed a stale read:\n" << seen;
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
+	Report rep(json);
 	ASSERT_TRUE(rep.root);
 	EXPECT_GT(rep.violations("stale-read"), 0);
 	EXPECT_NE(rep.example("stale-read").find("from its cache"), std::string::npos) << rep.example("stale-read");
@@ -424,7 +472,7 @@ TEST(IntegGeneration, GenAfterOwnWriteUnderTheHistoryLockNeverServesStale)
  * system with 1 s times (coarse-mtime, as FAT or SMB report) are served
  * stale.  One writer, two readers. */
 static const std::string KEPT =
-	"-w generation --param target=branch --param writers=1 -p flock -n 3 --ops 20000 -s 1 -q";
+	"-w generation --param target=branch --param writers=1 -p flock -n 3 --ops 20000 -q";
 
 static size_t dump_count(const std::string &dump, const std::string &needle)
 {
@@ -434,13 +482,25 @@ static size_t dump_count(const std::string &dump, const std::string &needle)
 	return n;
 }
 
+/* A same-size rewrite must come between a reader's two reads within one tick, which the scheduler
+ * decides: a bounded list of seeds until one shows the stale read. */
 TEST(IntegGeneration, KeptSmallFileServesStaleOnASameSizeRewriteWithinOneTick)
 {
 	ScratchDir d;
-	CmdResult r = lockstorm("run " + KEPT + " --param write=inplace --param pad=none "
-				"--fault coarse-mtime:res=1s --dir " + d.sub("w") + " --json " + d.sub("r.json"));
+	CmdResult r;
+	std::string seen, json;
+	int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int s, std::string *said) {
+		std::string t = std::to_string(s);
+		json = d.sub("r" + t + ".json");
+		r = lockstorm("run " + KEPT + " -s " + t + " --param write=inplace --param pad=none "
+			      "--fault coarse-mtime:res=1s --dir " + d.sub("w" + t) + " --json " + json);
+		Report rep(json);
+		*said = "exit " + std::to_string(r.status) + " " + r.out + r.err;
+		return r.status == 1 && rep.violations("stale-read") > 0;
+	}, &seen);
+	ASSERT_NE(seed, -1) << "no seed of the list showed a stale read:\n" << seen;
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
-	Report rep(d.sub("r.json"));
+	Report rep(json);
 	ASSERT_TRUE(rep.root);
 	EXPECT_GT(rep.violations("stale-read"), 0);
 	EXPECT_NE(rep.example("stale-read").find("from its cache"), std::string::npos) << rep.example("stale-read");
@@ -454,7 +514,7 @@ TEST(IntegGeneration, KeptSmallFileIsExactWhenEveryRewriteHasANewSize)
 {
 	for (const char *write : { "inplace", "atomic" }) {
 		ScratchDir d;
-		CmdResult r = lockstorm("run " + KEPT + " --param write=" + write + " --param pad=grow "
+		CmdResult r = lockstorm("run " + KEPT + " -s 1 --param write=" + write + " --param pad=grow "
 					"--param remove_pct=20 --fault coarse-mtime:res=1s --dir " + d.sub("w") +
 					" -o " + d.sub("out") + " --json " + d.sub("r.json"));
 		EXPECT_EQ(r.status, 0) << write << r.out << r.err;
@@ -474,22 +534,28 @@ TEST(IntegGeneration, KeptSmallFileIsExactWhenEveryRewriteHasANewSize)
 /* "What is kept is never newer than its key": keyed by a second lstat after
  * the read (kept_key=after, the broken control), a rewrite inside the read
  * is kept under its own key and served stale; keyed before, never.  A stall
- * after the read widens the window for both alike. */
+ * after the read widens the window for both alike.  Whether a rewrite lands
+ * in that window is the scheduler's doing: the broken control tries a
+ * bounded list of seeds until one shows it. */
 TEST(IntegGeneration, KeptSmallFileKeyedAfterItsReadServesStale)
 {
 	const std::string opts = KEPT + " --param pad=grow --fault 'stall@generation/read/after-kept-read:p=0.2,for=1ms'";
 	{
 		ScratchDir d;
-		CmdResult r = lockstorm("run " + opts + " --param kept_key=after --dir " + d.sub("w") + " --json " +
-					d.sub("r.json"));
-		EXPECT_EQ(r.status, 1) << r.out << r.err;
-		Report rep(d.sub("r.json"));
-		ASSERT_TRUE(rep.root);
-		EXPECT_GT(rep.violations("stale-read"), 0);
+		std::string seen;
+		int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int s, std::string *said) {
+			std::string t = std::to_string(s);
+			CmdResult r = lockstorm("run " + opts + " -s " + t + " --param kept_key=after --dir " + d.sub("w" + t) +
+						" --json " + d.sub("r" + t + ".json"));
+			Report rep(d.sub("r" + t + ".json"));
+			*said = "exit " + std::to_string(r.status) + " " + r.out + r.err;
+			return r.status == 1 && rep.violations("stale-read") > 0;
+		}, &seen);
+		EXPECT_NE(seed, -1) << "no seed of the list showed a stale read:\n" << seen;
 	}
 	{
 		ScratchDir d;
-		CmdResult r = lockstorm("run " + opts + " --param kept_key=before --dir " + d.sub("w") + " --json " +
+		CmdResult r = lockstorm("run " + opts + " -s 1 --param kept_key=before --dir " + d.sub("w") + " --json " +
 					d.sub("r.json"));
 		EXPECT_EQ(r.status, 0) << r.out << r.err;
 	}

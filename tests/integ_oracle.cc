@@ -70,7 +70,10 @@ TEST(IntegOracle, ExploreClockJumpIsNoWaitersWait)
 }
 
 /* K-VL-1 and K-VL-2 at both scales: the real stuck lock is still a liveness
- * failure, and the message names the rule. */
+ * failure, and the message names the rule.  K-VL-1 on one seed: its crash is a fault decision
+ * (the seed's p=0.2 draws at each worker's own takes), and every attempt after it within the
+ * stale age (600 ms at 0.01) waits out its budget (100 ms) on the dead taker's empty lock,
+ * whatever the machine's speed.  K-VL-2 needs a waiter to meet the .recovery in time: a list of seeds. */
 TEST(IntegOracle, RealStuckLocksAreStillCaughtAtEveryScale)
 {
 	ScratchDir d;
@@ -89,15 +92,28 @@ TEST(IntegOracle, RealStuckLocksAreStillCaughtAtEveryScale)
 		EXPECT_NE(r1.example("liveness").find("rule dead-holder"), std::string::npos)
 			<< r1.example("liveness");
 
-		CmdResult v2 = run_in(d, "v2-" + s, "-p lockfile-legacy -w hold -n 2 -d 2s --respawn -s 4 "
-				      "--fault 'crash@hold/hold/after-acquire:nth=3,workers=0' "
-				      "--fault 'crash@lockfile-legacy/reclaim/after-recovery-create:nth=1' "
-				      "--time-scale " + s);
-		Report r2(d.sub("v2-" + s + ".json"));
-		ASSERT_TRUE(r2.root) << v2.out << v2.err;
-		EXPECT_EQ(v2.status, 1);
-		EXPECT_GT(r2.violations("liveness"), 0);
-		EXPECT_GT(r2.total("crashes"), 1);
+		/* K-VL-2: the waiter must come to the lock while the dead reclaimer's .recovery blocks
+		 * it, which is the machine's timing (IntegVolter.KVL2 alike): a bounded list of seeds
+		 * until one shows it, and that one had both crashes (the holder's, the reclaimer's) */
+		std::string seen;
+		long long crashes = 0;
+		int shown = first_seed_showing({ 4, 1, 2, 3, 5, 6 }, [&](int seed, std::string *said) {
+			std::string tag = "v2-" + s + "-" + std::to_string(seed);
+			CmdResult v2 = run_in(d, tag, "-p lockfile-legacy -w hold -n 2 -d 2s --respawn -s " +
+					      std::to_string(seed) +
+					      " --fault 'crash@hold/hold/after-acquire:nth=3,workers=0' "
+					      "--fault 'crash@lockfile-legacy/reclaim/after-recovery-create:nth=1' "
+					      "--time-scale " + s);
+			Report r2(d.sub(tag + ".json"));
+			*said = v2.out;
+			EXPECT_TRUE(r2.root) << v2.out << v2.err;
+			crashes = r2.total("crashes");
+			return v2.status == 1 && r2.violations("liveness") > 0;
+		}, &seen);
+		EXPECT_NE(shown, -1) << "no seed of the list showed K-VL-2's stuck lock at scale " << s << ":\n" << seen;
+		if (shown != -1) {
+			EXPECT_GT(crashes, 1) << seen;
+		}
 	}
 }
 

@@ -175,3 +175,18 @@ pid_t dead_pid()
 	waitpid(pid, &status, 0);
 	return pid;
 }
+
+int first_seed_showing(std::initializer_list<int> seeds, const std::function<bool(int seed, std::string *said)> &shows,
+		       std::string *seen)
+{
+	for (int seed : seeds) {
+		std::string said;
+		bool shown = shows(seed, &said);
+		*seen += "seed " + std::to_string(seed) + ": " + said;
+		if (!said.empty() && said.back() != '\n')
+			*seen += "\n";
+		if (shown)
+			return seed;
+	}
+	return -1;
+}

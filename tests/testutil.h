@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -57,5 +59,15 @@ struct Report {
 	double ops_per_s() const;                     /* throughput.ops_per_s */
 	std::string verdict() const;
 };
+
+/* A violation a timed torture run (`lockstorm run` with real processes) shows only when the
+ * machine's timing lets it: no test's verdict may hang on one seed's run.  SHOWS(seed, &said) runs
+ * the test's command with that seed and says whether it showed the violation (SAID: what the run
+ * gave, e.g. its verdict line); the seeds are tried in turn until one does.  Returns that seed, or
+ * -1 when none did; *SEEN collects "seed N: SAID" of every seed tried, for the failure message.
+ * The caller asserts only that some seed showed it (the result is not -1) and may then look at
+ * that seed's files; whatever must hold on every seed it asserts inside SHOWS. */
+int first_seed_showing(std::initializer_list<int> seeds, const std::function<bool(int seed, std::string *said)> &shows,
+		       std::string *seen);
 
 #endif
