@@ -39,7 +39,6 @@
 
 #include "../core/arena.h"
 
-static void spin_rearm(void);
 #include "../core/journal.h"
 #include "../core/sched.h"
 #include "fault.h"
@@ -106,7 +105,7 @@ void fsx_bind(const struct fsx_binding *b)
 	step_path2 = NULL;
 	if (fsx_sched)
 		sched_attach(fsx_sched, b->worker);
-	spin_rearm();
+	fsx_spin_rearm();
 	fsx_lock_path_len = b->lock_path ? strlen(b->lock_path) : 0;
 	memset(counts, 0, sizeof counts);
 	fsx_reset_create();
@@ -156,7 +155,7 @@ void fsx_unbind(void)
 	fsx_bound = 0;
 	memset(fsx_fast, 0, sizeof fsx_fast);
 	fsx_sched = NULL;
-	spin_rearm();
+	fsx_spin_rearm();
 }
 
 const uint64_t *fsx_counts(void)
@@ -174,57 +173,12 @@ static inline void count_call(enum fsx_op op)
 static void fsx_leave_slow(enum fsx_op op, int r, int err);
 static int fsx_enter_slow(enum fsx_op op, const char *path);
 
-/* no-livelock on a real run: calls since the last sleep, counted on the fast
- * path against a mark.  At half the limit the op is looked at (a new op
- * starts the count again) and the clock read; at the limit one EV_SPIN.
- * Explore judges its steps instead (check/livelock.c): never armed there. */
-#define SPIN_NEVER UINT64_MAX
-static uint64_t spin_calls, spin_mark = SPIN_NEVER, spin_half_ns;
-static uint32_t spin_op;
-static int spin_told; /* this op's EV_SPIN is written */
-
-static uint64_t spin_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void spin_rearm(void)
-{
-	spin_calls = 0;
-	spin_mark = fsx_bound && !fsx_sched && fsx_cur.journal ? FSX_SPIN_CALLS / 2 : SPIN_NEVER;
-	spin_op = fsx_cur.op ? *fsx_cur.op : 0;
-	spin_told = 0;
-}
-
-static void __attribute__((noinline)) spin_mark_reached(void)
-{
-	uint32_t op = fsx_cur.op ? *fsx_cur.op : 0;
-	if (op != spin_op) { /* another op since: count it from here */
-		spin_rearm();
-		return;
-	}
-	if (spin_told) { /* told: look again at the op in half a limit */
-		spin_mark = spin_calls + FSX_SPIN_CALLS / 2;
-		return;
-	}
-	if (spin_calls < FSX_SPIN_CALLS) {
-		spin_half_ns = spin_now_ns();
-		spin_mark = FSX_SPIN_CALLS;
-		return;
-	}
-	spin_told = 1;
-	spin_mark = spin_calls + FSX_SPIN_CALLS / 2;
-	fsx_log_event(EV_SPIN, 0, (int64_t)spin_half_ns, (int64_t)spin_calls, 0);
-}
-
 /* Count the call and ask the plan; returns an errno to inject (0: go on). */
 static inline int fsx_enter(enum fsx_op op, const char *path)
 {
 	counts[op]++;
-	if (__builtin_expect(++spin_calls >= spin_mark, 0))
-		spin_mark_reached();
+	if (__builtin_expect(++fsx_spin_calls >= fsx_spin_mark, 0))
+		fsx_spin_mark_reached();
 	if (__builtin_expect(fsx_fast[op], 1)) {
 		count_call(op);
 		return 0;
@@ -994,7 +948,7 @@ void fsx_sleep_ms(int64_t ms)
 		return;
 	}
 	(void)fsx_enter(FSX_SLEEP, NULL); /* a sleep cannot fail: stalls and crashes only */
-	spin_rearm();
+	fsx_spin_rearm();
 	if (ms > 0) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
@@ -1014,7 +968,7 @@ void fsx_sleep_us(int64_t us)
 		return;
 	}
 	(void)fsx_enter(FSX_SLEEP, NULL);
-	spin_rearm();
+	fsx_spin_rearm();
 	if (us > 0) {
 		struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)

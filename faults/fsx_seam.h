@@ -7,6 +7,7 @@
  *     fsx_obj.c    the ground-truth table of who created each lock object
  *     fsx_win.c    the Windows-like path rules of the windows profile
  *     fsx_vt.c     explore mode's virtual file times
+ *     fsx_spin.c   no-livelock's count of calls since the last sleep (real runs)
  *     fsx_state.c  the binding, the scheduler, the clock, events: what all of them read
  *                  (the bottom: it calls none of the others)
  */
@@ -65,6 +66,12 @@ int fsx_win_delete_pending(const char *path);
 void fsx_win_note_open(int fd, const char *path);
 void fsx_win_note_close(int fd);
 int fsx_win_sharing(const char *path);
+
+/* fsx_spin.c: calls since the last sleep against a mark (fsx_enter's fast path) */
+#define FSX_SPIN_NEVER UINT64_MAX
+extern uint64_t fsx_spin_calls, fsx_spin_mark;
+void fsx_spin_rearm(void);          /* a sleep, a bind: count from 0 */
+void fsx_spin_mark_reached(void);   /* the slow part: the op, the clock, EV_SPIN */
 
 /* fsx_vt.c */
 void fsx_vt_times(struct timespec ts[2]);      /* now, on the virtual clock */
