@@ -220,6 +220,7 @@ unsigned ck_flags(const struct ck *c, unsigned w);
 int64_t ck_jump(const struct ck *c);
 size_t ck_occupied(const struct ck *c);
 int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
+int ck_taker_inside(const struct ck *c, unsigned w);
 uint64_t ck_lock_since(const struct ck *c, unsigned w, uint64_t since_ns);
 uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r);
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len);

@@ -78,6 +78,25 @@ uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r)
 	return waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS ? 0 : (waited ? waited : 1);
 }
 
+/* Is a live worker other than W inside its own attempt with a lock object it
+ * made in it (mkdir-owner's reclaimer with its entry in L, a taker between
+ * its create and its record)?  Then the lock is being taken: a waiter that
+ * gives up meanwhile met contention, not a lock left to nobody (the stall of
+ * a live taker is not the protocol's doing). */
+int ck_taker_inside(const struct ck *c, unsigned w)
+{
+	for (size_t i = 0; i < c->nobjs; i++) {
+		const struct ck_obj *o = &c->objs[i];
+		if (o->orphan || o->creator < 0 || o->creator == (int32_t)w ||
+		    (unsigned)o->creator >= c->in->workers)
+			continue;
+		const struct ck_worker *cw = &c->w[o->creator];
+		if (cw->attempting && o->seq >= cw->att_seq)
+			return 1;
+	}
+	return 0;
+}
+
 /* Is AGE_NS past a stale age of STALE_MS?  LS_NEVER (or absurd) never is. */
 /* The kernel stamps file times from its coarse clock, up to a tick (4 ms at
  * HZ=250) behind the real one: a protocol that reads mtime sees a lock up to

@@ -201,7 +201,8 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 {
 	struct ck_worker *s = &c->w[w];
 	char rule[200];
-	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || ck_occupied(c) || !c->nobjs)
+	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || ck_occupied(c) || !c->nobjs ||
+	    ck_taker_inside(c, w))
 		return;
 	uint64_t waited = ck_waited_budget(c, w, r);
 	if (!waited)

@@ -28,7 +28,7 @@ void ck_orphan_wait(struct ck *c, unsigned w, const struct jrec *r)
 	const struct ck_worker *s = &c->w[w];
 	int64_t stale = ck_stale(c, w);
 
-	if (!s->attempting || s->att_held || ck_occupied(c) || stale == LS_NEVER || stale < 0 ||
+	if (!s->attempting || s->att_held || ck_occupied(c) || ck_taker_inside(c, w) || stale == LS_NEVER || stale < 0 ||
 	    stale > INT64_MAX / (4 * NS_PER_MS))
 		return;
 	uint64_t waited = ck_waited_budget(c, w, r);

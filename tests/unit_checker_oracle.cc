@@ -376,3 +376,33 @@ TEST(CheckerOracle, NoLivelockASpinWithNothingChangingIsCaught)
 	run.proto = nullptr; /* no protocol known: the seam's count is not this history's */
 	EXPECT_FALSE(run.go(Hist().ev(0, EV_ATTEMPT, 0, 1)).inv[INV_NO_LIVELOCK].applicable);
 }
+
+/* two-reclaimers 2.0.0 under load (a false alarm seen in CI): w0 holds L (77)
+ * with its entry (78); w1, reclaiming, makes its entry (79) in L and stalls;
+ * w0's release removes its own entry, and its rmdir(L) fails ENOTEMPTY ("a
+ * waiting process's entry is in it; that process holds next").  w2 gives up
+ * meanwhile: the lock was being taken by a live worker, not left to nobody.
+ * The same history with w1 dead is a lock left behind. */
+namespace {
+Hist taker_inside(bool taker_dies)
+{
+	Hist h;
+	h.take(0, 0, 0).ev(0, EV_OBJ_CREATE, 0, 0.3, INO + 1, 1);
+	h.ev(1, EV_ATTEMPT, 0, 1).ev(1, EV_OBJ_CREATE, 0, 2, INO + 2, 1);
+	if (taker_dies)
+		h.crash(1, 3);
+	h.ev(0, EV_RELEASE_BEGIN, 0, 4).ev(0, EV_OBJ_REMOVE, 0, 5, INO + 1, 0).ev(0, EV_RELEASED, 0, 6);
+	return h.wait_busy(2, 0, 7, 120);
+}
+} // namespace
+
+TEST(CheckerOracle, ALiveTakersEntryInsideTheLockIsContentionNotALeftLock)
+{
+	OracleRun run;
+	run.workers = 3;
+	run.proto = "mkdir-owner";
+	check_result r = run.go(taker_inside(false));
+	EXPECT_EQ(live(r), 0u) << text(r);
+	check_result k = run.go(taker_inside(true));
+	EXPECT_EQ(live(k), 1u);
+}
