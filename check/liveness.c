@@ -189,6 +189,25 @@ static int ck_dead_young(const struct ck *c, unsigned w, const struct ck_obj *o,
 	return age <= (uint64_t)(stale + CK_JITTER_MS) * NS_PER_MS;
 }
 
+/* May waiter W's protocol leave lock object O, which a live worker left
+ * behind (a release that removed nothing, mkdir-owner's publish check that
+ * withdraws its entry and leaves L "as found"), alone when W's attempt began
+ * at ATT_NS?  A lock aged only by its directory's mtime (LOCK_AGE_BY_DIR)
+ * promises no more than "reclaimed once it is stale_ms old", whoever left
+ * it: until then (plus CK_JITTER_MS), giving up on it is what the protocol
+ * documents.  Other protocols judge a live maker's lock by its record (its
+ * own pid: K-VL-3) and are blamed at once. */
+static int ck_left_young(const struct ck *c, unsigned w, const struct ck_obj *o, uint64_t att_ns)
+{
+	if (!(ck_flags(c, w) & LOCK_AGE_BY_DIR))
+		return 0;
+	int64_t stale = ck_stale(c, w);
+	if (stale == LS_NEVER || stale < 0 || stale > INT64_MAX / (4 * NS_PER_MS))
+		return 0;
+	uint64_t age = ck_since(att_ns, ck_lock_since(c, w, o->ns));
+	return age <= (uint64_t)(stale + CK_JITTER_MS) * NS_PER_MS;
+}
+
 /* An attempt gave up after waiting its whole budget (its own elapsed time:
  * own stalls and, in virtual time, other workers' stalls taken out).  If
  * nobody alive held or occupied the lock at any moment of it and a lock
@@ -213,6 +232,8 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 		if (!ck_abandoned(c, x, s->att_seq))
 			continue;
 		if (x->orphan && x->creator >= 0 && ck_dead_young(c, w, x, s->att_ns, rule, sizeof rule))
+			continue;
+		if (!x->orphan && x->creator >= 0 && ck_left_young(c, w, x, s->att_ns))
 			continue;
 		o = x;
 	}
