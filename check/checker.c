@@ -428,13 +428,14 @@ int check_run(const struct check_input *in, struct check_result *out)
 		}
 		if (r->worker >= nw)
 			continue; /* not this run's worker */
-		if (r->type == EV_FAULT && r->err && (r->a == FK_ERRNO || r->a == FK_SHORT_WRITE)) {
+		if (in->excuse_injected && r->type == EV_FAULT && r->err &&
+		    (r->a == FK_ERRNO || r->a == FK_SHORT_WRITE)) {
 			c.w[r->worker].injected = 1; /* a failure the harness made, in this op */
 			c.w[r->worker].injected_op = r->op;
 		}
 		/* an acquire error the harness injected is the fault's doing, not the
 		 * protocol's (whether it should have absorbed it: no-escaped-error) */
-		int injected = in->excuse_injected && c.w[r->worker].injected && c.w[r->worker].injected_op == r->op;
+		int injected = c.w[r->worker].injected && c.w[r->worker].injected_op == r->op; /* explore only */
 		if (r->type == EV_ACQUIRE_ERROR && !injected && !c.has_acq_error) {
 			c.first_acq_error = *r;
 			c.has_acq_error = 1;

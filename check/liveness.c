@@ -171,6 +171,15 @@ static uint64_t ck_newest_ns(const struct ck *c, int32_t creator)
  * other promises only "reclaimed once it is stale_ms old", so until the lock
  * was that old (plus CK_JITTER_MS) when the attempt began, giving up on it
  * is what the protocol documents.  RULE gets the rule that applies. */
+/* Was a lock last fresh at SINCE_NS (ck_lock_since) no older than STALE_MS
+ * plus CK_JITTER_MS when the attempt began at ATT_NS?  *AGE gets its age. */
+static int ck_young(const struct ck *c, unsigned w, int64_t stale_ms, uint64_t since_ns, uint64_t att_ns,
+		    uint64_t *age)
+{
+	*age = ck_since(att_ns, ck_lock_since(c, w, since_ns));
+	return *age <= (uint64_t)(stale_ms + CK_JITTER_MS) * NS_PER_MS;
+}
+
 static int ck_dead_young(const struct ck *c, unsigned w, const struct ck_obj *o, uint64_t att_ns,
 			 char *rule, size_t len)
 {
@@ -182,11 +191,12 @@ static int ck_dead_young(const struct ck *c, unsigned w, const struct ck_obj *o,
 	int64_t stale = ck_stale(c, w);
 	if (stale == LS_NEVER || stale < 0 || stale > INT64_MAX / (4 * NS_PER_MS))
 		return 1; /* it never promised to reclaim it */
-	uint64_t age = ck_since(att_ns, ck_lock_since(c, w, ck_newest_ns(c, o->creator)));
+	uint64_t age;
+	int young = ck_young(c, w, stale, ck_newest_ns(c, o->creator), att_ns, &age);
 	snprintf(rule, len, "rule dead-holder-stale: the lock was %.1f ms old when the attempt began, "
 		 "past its stale age %lld ms + %lld ms jitter, and the wait %lld ms ran out",
 		 ck_ms(age), (long long)stale, (long long)CK_JITTER_MS, (long long)ck_budget(c, w));
-	return age <= (uint64_t)(stale + CK_JITTER_MS) * NS_PER_MS;
+	return young;
 }
 
 /* May waiter W's protocol leave lock object O, which a live worker left
@@ -204,8 +214,8 @@ static int ck_left_young(const struct ck *c, unsigned w, const struct ck_obj *o,
 	int64_t stale = ck_stale(c, w);
 	if (stale == LS_NEVER || stale < 0 || stale > INT64_MAX / (4 * NS_PER_MS))
 		return 0;
-	uint64_t age = ck_since(att_ns, ck_lock_since(c, w, o->ns));
-	return age <= (uint64_t)(stale + CK_JITTER_MS) * NS_PER_MS;
+	uint64_t age;
+	return ck_young(c, w, stale, o->ns, att_ns, &age);
 }
 
 /* An attempt gave up after waiting its whole budget (its own elapsed time:
