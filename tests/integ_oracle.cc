@@ -186,24 +186,20 @@ TEST(IntegOracle, FalseAlarmCorpusOfCorrectLocks)
 TEST(IntegOracle, NoOrphanLockCatchesTheRetainedEmptyLock)
 {
 	ScratchDir d;
-	bool caught = false;
-	std::string seen;
-	for (const char *seed : { "1", "2", "3", "4" }) { /* a bounded list of seeds: one must show it */
-		std::string tag = std::string("k") + seed;
-		CmdResult r = run_in(d, tag, std::string("-p lockfile-legacy --param retain=1 "
+	std::string seen, example;
+	int shown = first_seed_showing({ 1, 2, 3, 4 }, [&](int seed, std::string *said) {
+		std::string tag = "k" + std::to_string(seed);
+		CmdResult r = run_in(d, tag, "-p lockfile-legacy --param retain=1 "
 				     "--fault 'crash@lockfile-legacy/take/after-create:p=0.2' --respawn "
-				     "--time-scale 0.01 -w update -n 4 --ops 200 -s ") + seed);
+				     "--time-scale 0.01 -w update -n 4 --ops 200 -s " + std::to_string(seed));
 		Report rep(d.sub(tag + ".json"));
-		ASSERT_TRUE(rep.root) << r.out << r.err;
-		seen += std::string("seed ") + seed + ": " + r.out;
-		if (r.status == 1 && rep.violations("no-orphan-lock") > 0) {
-			EXPECT_NE(rep.example("no-orphan-lock").find("its maker died"), std::string::npos)
-				<< rep.example("no-orphan-lock");
-			caught = true;
-			break;
-		}
-	}
-	EXPECT_TRUE(caught) << "no seed of 1..4 showed the retained empty lock\n" << seen;
+		*said = r.out;
+		EXPECT_TRUE(rep.root) << r.out << r.err;
+		example = rep.root ? rep.example("no-orphan-lock") : "";
+		return rep.root && r.status == 1 && rep.violations("no-orphan-lock") > 0;
+	}, &seen);
+	EXPECT_NE(shown, -1) << "no seed of 1..4 showed the retained empty lock\n" << seen;
+	EXPECT_NE(example.find("its maker died"), std::string::npos) << example;
 	CmdResult f = run_in(d, "f", "-p flock --faults crashes -w update -n 4 -d 1s --time-scale 0.01");
 	Report fr(d.sub("f.json"));
 	ASSERT_TRUE(fr.root) << f.out << f.err;
@@ -219,22 +215,18 @@ TEST(IntegOracle, NoPhantomResultCatchesALandedWriteReportedFailed)
 {
 	ScratchDir d;
 	const std::string f = " -w update -n 1 --ops 20 --time-scale 0.01 --fault 'errno@fs/close:p=0.3,err=EIO' -s ";
-	bool caught = false;
-	std::string seen;
-	for (const char *seed : { "1", "2", "3", "4" }) {
-		std::string tag = std::string("i") + seed;
-		CmdResult r = run_in(d, tag, "-p flock --param write=inplace" + f + seed);
+	std::string seen, example;
+	int shown = first_seed_showing({ 1, 2, 3, 4 }, [&](int seed, std::string *said) {
+		std::string tag = "i" + std::to_string(seed);
+		CmdResult r = run_in(d, tag, "-p flock --param write=inplace" + f + std::to_string(seed));
 		Report rep(d.sub(tag + ".json"));
-		ASSERT_TRUE(rep.root) << r.out << r.err;
-		seen += std::string("seed ") + seed + ": " + r.out;
-		if (r.status == 1 && rep.violations("no-phantom-result") > 0) {
-			EXPECT_NE(rep.example("no-phantom-result").find("reported a write error"), std::string::npos)
-				<< rep.example("no-phantom-result");
-			caught = true;
-			break;
-		}
-	}
-	EXPECT_TRUE(caught) << "no seed of 1..4 reported a landed in-place write as failed\n" << seen;
+		*said = r.out;
+		EXPECT_TRUE(rep.root) << r.out << r.err;
+		example = rep.root ? rep.example("no-phantom-result") : "";
+		return rep.root && r.status == 1 && rep.violations("no-phantom-result") > 0;
+	}, &seen);
+	EXPECT_NE(shown, -1) << "no seed of 1..4 reported a landed in-place write as failed\n" << seen;
+	EXPECT_NE(example.find("reported a write error"), std::string::npos) << example;
 	for (const char *seed : { "1", "2" }) {
 		std::string tag = std::string("r") + seed;
 		CmdResult r = run_in(d, tag, "-p flock" + f + seed);
