@@ -4,7 +4,10 @@
  * OS and tool facts relied on:
  *  - sshd -D stays in the foreground; -e logs to stderr (here: a log file
  *    in the key folder), so a refused config says why.  Debian's sshd wants
- *    /run/sshd (its privilege-separation directory) to exist.
+ *    /run/sshd (its privilege-separation directory, compiled in) to exist:
+ *    sshd gets a mount namespace of its own with a private tmpfs on /run
+ *    that holds it, so the host's /run is never touched (unless the work
+ *    directory lives under /run itself; then /run/sshd is made there).
  *  - sshd runs as pid 2 of a pid namespace whose init has PR_SET_PDEATHSIG:
  *    a SIGKILLed driver kills the init, and with it sshd and every
  *    per-connection sshd and sftp child.
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -218,10 +222,29 @@ static int write_text(const char *path, const char *text)
 	return rc;
 }
 
+/* sshd's privilege-separation directory, in sshd's own mount namespace:
+ * a private tmpfs on /run holds it, unless the key folder is under /run
+ * (the tmpfs would hide it): then it is made on the host as it is. */
+static void privsep_dir(const struct netfs *nf)
+{
+	struct stat st;
+	if (stat("/run/sshd", &st) == 0)
+		return;
+	char real[PATH_MAX];
+	int under_run = !realpath(nf->dir, real) || !strncmp(real, "/run/", 5);
+	if (!under_run && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("lockstorm-sshd", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") == 0) {
+		mkdir("/run/sshd", 0755);
+		return;
+	}
+	mkdir("/run/sshd", 0755);
+}
+
 /* pid 1 of sshd's namespace: start sshd, reap, until killed. */
 static _Noreturn void server_init(const struct netfs *nf, int alive)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	privsep_dir(nf);
 	char c;
 	fcntl(alive, F_SETFL, fcntl(alive, F_GETFL) | O_NONBLOCK);
 	if (read(alive, &c, 1) == 0) /* the driver is gone already */
@@ -267,7 +290,6 @@ int netfs_start(struct netfs *nf, const struct run_config *cfg, char *why, size_
 		snprintf(why, len, "--netfs: cannot make %s: %s", nf->dir, strerror(errno));
 		return -1;
 	}
-	mkdir("/run/sshd", 0755); /* Debian's sshd: its privilege-separation directory */
 	char key[PATH_MAX + 32], hkey[PATH_MAX + 32], log[PATH_MAX + 32], p[PATH_MAX + 32];
 	snprintf(key, sizeof key, "%s/key", nf->dir);
 	snprintf(hkey, sizeof hkey, "%s/host_key", nf->dir);
@@ -315,7 +337,7 @@ int netfs_start(struct netfs *nf, const struct run_config *cfg, char *why, size_
 			goto fail;
 		}
 		fflush(NULL);
-		pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+		pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);
 		if (pid == 0) {
 			close(alive[1]);
 			server_init(nf, alive[0]);
