@@ -768,9 +768,14 @@ int driver_run(struct run_config *cfg)
 	static struct hosts hosts;
 	static struct netfs nf;
 	int sup = -1;
-	if (cfg->hosts && hosts_start_run(cfg, &hosts, &nf, &sv.netfs_dev, why, sizeof why) != 0) {
-		fprintf(stderr, "lockstorm: %s\n", why);
-		rc = 2;
+	if (cfg->hosts && hosts_start_run(cfg, &hosts, &nf, &sv.netfs_dev, &interrupted, why, sizeof why) != 0) {
+		if (interrupted) { /* as an interrupt in the start barrier: nothing ran, INCOMPLETE */
+			journal_log(&sv.dj, EV_STOP, 0, 0, interrupted, 0, 0);
+			sup = 0;
+		} else {
+			fprintf(stderr, "lockstorm: %s\n", why);
+			rc = 2;
+		}
 	} else {
 		sv.hosts = cfg->hosts ? &hosts : NULL;
 		if (sv.hosts)

@@ -135,7 +135,8 @@ static int open_ns(pid_t pid, const char *kind)
 	return open(p, O_RDONLY | O_CLOEXEC);
 }
 
-int hosts_start(struct hosts *hs, const struct run_config *cfg, const struct netfs *nf, char *why, size_t len)
+int hosts_start(struct hosts *hs, const struct run_config *cfg, const struct netfs *nf,
+		const volatile sig_atomic_t *stop, char *why, size_t len)
 {
 	memset(hs, 0, sizeof *hs);
 	hs->self_pidns = -1;
@@ -146,6 +147,11 @@ int hosts_start(struct hosts *hs, const struct run_config *cfg, const struct net
 		return -1;
 	}
 	for (unsigned h = 0; h < cfg->hosts; h++) {
+		if (stop && *stop) {
+			snprintf(why, len, "--hosts: host %u was not set up: interrupted", h);
+			hosts_stop(hs);
+			return -1;
+		}
 		struct host *ho = &hs->h[h];
 		ho->pidns = ho->utsns = ho->mntns = -1;
 		hosts_name(h, ho->name, sizeof ho->name);
@@ -280,8 +286,8 @@ int hosts_resolve_faults(struct run_config *cfg, char *why, size_t len)
 	return 0;
 }
 
-int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs *nf, uint64_t *dev, char *why,
-		    size_t len)
+int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs *nf, uint64_t *dev,
+		    const volatile sig_atomic_t *stop, char *why, size_t len)
 {
 	memset(hs, 0, sizeof *hs);
 	hs->self_pidns = -1;
@@ -291,12 +297,12 @@ int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs
 		return -1;
 	if (cfg->netfs[0]) {
 		struct stat st;
-		if (netfs_parse(cfg->netfs, nf, why, len) || netfs_start(nf, cfg, why, len))
+		if (netfs_parse(cfg->netfs, nf, why, len) || netfs_start(nf, cfg, stop, why, len))
 			return -1;
 		if (stat(cfg->workdir, &st) == 0)
 			*dev = (uint64_t)st.st_dev;
 	}
-	if (hosts_start(hs, cfg, cfg->netfs[0] ? nf : NULL, why, len) != 0) {
+	if (hosts_start(hs, cfg, cfg->netfs[0] ? nf : NULL, stop, why, len) != 0) {
 		netfs_stop(nf);
 		return -1;
 	}

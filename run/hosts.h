@@ -18,13 +18,14 @@
  * process.  hosts_stop SIGKILLs and reaps the inits.
  *
  * Calling sequence:
- *   hosts_start(&hs, cfg, why)      (root; -1: a one-line reason, exit 2)
+ *   hosts_start(&hs, cfg, nf, stop, why)  (root; -1: a one-line reason, exit 2)
  *   pid = hosts_fork(&hs, host)     as fork(): 0 in the child, which runs in host
  *   hosts_stop(&hs)                 every init killed and reaped
  */
 #ifndef LS_HOSTS_H
 #define LS_HOSTS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -50,14 +51,17 @@ struct hosts {
 };
 
 /* Make cfg->hosts hosts (each mounting NETFS over the work directory when
- * it is not NULL).  0, or -1 with why (everything made is undone). */
-int hosts_start(struct hosts *hs, const struct run_config *cfg, const struct netfs *nf, char *why, size_t len);
+ * it is not NULL).  0, or -1 with why (everything made is undone).  STOP
+ * (may be NULL): the driver's interrupt count; once it is not 0 the start
+ * ends at the next step with -1 ("interrupted"). */
+int hosts_start(struct hosts *hs, const struct run_config *cfg, const struct netfs *nf,
+		const volatile sig_atomic_t *stop, char *why, size_t len);
 /* What `run` does: the --netfs server (when cfg->netfs names one), then the
  * hosts mounting it; *dev is the work directory's device for
  * fsx_binding.dev under --netfs (0 without).  On failure nothing is left
  * and why says what failed (the run exits 2). */
-int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs *nf, uint64_t *dev, char *why,
-		    size_t len);
+int hosts_start_run(const struct run_config *cfg, struct hosts *hs, struct netfs *nf, uint64_t *dev,
+		    const volatile sig_atomic_t *stop, char *why, size_t len);
 /* fork() into host h: the child runs in its pid, UTS and mount namespaces.
  * -1 and errno in the parent on failure. */
 pid_t hosts_fork(struct hosts *hs, unsigned h);

@@ -279,7 +279,10 @@ static _Noreturn void server_init(const struct netfs *nf, int alive)
 	}
 }
 
-int netfs_start(struct netfs *nf, const struct run_config *cfg, char *why, size_t len)
+#define STOPPED(stop) ((stop) && *(stop))
+
+int netfs_start(struct netfs *nf, const struct run_config *cfg, const volatile sig_atomic_t *stop, char *why,
+		size_t len)
 {
 	nf->server = 0;
 	if (netfs_available(why, len))
@@ -300,6 +303,10 @@ int netfs_start(struct netfs *nf, const struct run_config *cfg, char *why, size_
 		char tail[200];
 		log_tail(log, tail, sizeof tail);
 		snprintf(why, len, "--netfs: ssh-keygen failed: %s", tail);
+		goto fail;
+	}
+	if (STOPPED(stop)) {
+		snprintf(why, len, "--netfs: sshd was not set up: interrupted");
 		goto fail;
 	}
 	char pub[PATH_MAX + 32];
@@ -364,7 +371,12 @@ int netfs_start(struct netfs *nf, const struct run_config *cfg, char *why, size_
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > READY_MS)
 				break;
-			nanosleep(&pause, NULL);
+			if (STOPPED(stop) || nanosleep(&pause, NULL) != 0) {
+				/* ^C or SIGTERM: the start ends here */
+				close(alive[1]);
+				snprintf(why, len, "--netfs: sshd was not set up: interrupted");
+				goto fail;
+			}
 		}
 		close(alive[1]);
 		if (up)

@@ -4,7 +4,7 @@
  * (docs/hosts.md says what each mount guarantees).
  *
  *   netfs_parse(spec)            the spec alone (options, `check`); nfs is refused here
- *   netfs_start(nf, cfg)         a throw-away key and sshd config in WORKDIR/.lockstorm-netfs,
+ *   netfs_start(nf, cfg, stop)       a throw-away key and sshd config in WORKDIR/.lockstorm-netfs,
  *                                sshd on a free loopback port, in a pid namespace of its own
  *                                whose init dies with the driver (PR_SET_PDEATHSIG)
  *   netfs_mount(nf, cfg, h)      in host h's init (its private mount namespace): sshfs of
@@ -18,6 +18,7 @@
 #define LS_NETFS_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,7 +44,9 @@ struct netfs {
 int netfs_parse(const char *spec, struct netfs *nf, char *why, size_t len);
 /* "attr_timeout=1 dir_timeout=1" as the report and docs show the cache settings. */
 void netfs_describe(const struct netfs *nf, char *buf, size_t len);
-int netfs_start(struct netfs *nf, const struct run_config *cfg, char *why, size_t len);
+/* STOP (may be NULL): the driver's interrupt count; not 0: -1, "interrupted". */
+int netfs_start(struct netfs *nf, const struct run_config *cfg, const volatile sig_atomic_t *stop, char *why,
+		size_t len);
 int netfs_mount(const struct netfs *nf, const struct run_config *cfg, unsigned host, char *why, size_t len);
 void netfs_stop(struct netfs *nf);
 /* Can --netfs sshfs run here (sshd, sshfs, ssh-keygen, /dev/fuse)?  0, or -1 with the reason. */

@@ -350,6 +350,47 @@ TEST(IntegHosts, SshfsARunEndsWithNoSshdNoMountNoKeys)
 	EXPECT_STREQ(json_string_value(json_object_get(hosts_of(rep), "netfs")), "sshfs:attr=1s,dir=1s");
 }
 
+/* ^C while the hosts and sshd start: INCOMPLETE (exit 4, "complete": false),
+ * never the exit 2 of a refused option, and nothing left behind.  The
+ * interrupt is sent when the first line is out, before the hosts start;
+ * wherever it lands in the start (sshd, a mount, the start barrier), the
+ * run is cut before it ran: the verdict does not depend on when. */
+TEST(IntegHosts, SshfsAnInterruptDuringTheHostStartIsIncomplete)
+{
+	NEED_SSHFS();
+	ScratchDir d;
+	Bg run("run -p flock -n 2 -d 30s --hosts 2 --netfs sshfs --json " + d.sub("r.json") + " --dir " + d.sub("work"));
+	ASSERT_TRUE(run.wait_for("work dir")) << run.errtext;
+	kill(run.pid, SIGINT);
+	char buf[4096];
+	for (ssize_t k; (k = read(run.err, buf, sizeof buf)) > 0;)
+		run.errtext.append(buf, (size_t)k);
+	int st = 0;
+	ASSERT_EQ(waitpid(run.pid, &st, 0), run.pid);
+	run.pid = -1;
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(WEXITSTATUS(st), 4) << run.errtext;
+	Report rep(d.sub("r.json"));
+	EXPECT_TRUE(json_is_false(json_object_get(rep.root, "complete")));
+	Scan after(d.sub("work"));
+	EXPECT_EQ(after.sshd, 0);
+	EXPECT_EQ(after.sshfs_mounts, 0);
+}
+
+/* sshd's privilege-separation directory lives in sshd's own mount
+ * namespace: a run leaves no /run/sshd on a machine that had none. */
+TEST(IntegHosts, SshfsLeavesNoRunSshdBehind)
+{
+	NEED_SSHFS();
+	struct stat st;
+	if (stat("/run/sshd", &st) == 0)
+		GTEST_SKIP() << "/run/sshd is there already (this machine's sshd)";
+	ScratchDir d;
+	CmdResult r = lockstorm("run -p mkdir-owner -n 2 --ops 10 --netfs sshfs -q --dir " + d.sub("work"));
+	ASSERT_EQ(r.status, 0) << r.err << r.out;
+	EXPECT_NE(stat("/run/sshd", &st), 0) << "the run made /run/sshd and left it";
+}
+
 /* flock over two sshfs mounts is FUSE's local emulation, one per mount:
  * it does not exclude across hosts, and the checker says so.  A bounded
  * list of seeds: the overlap is a race (in practice the first seed). */
