@@ -423,6 +423,8 @@ int check_run(const struct check_input *in, struct check_result *out)
 		}
 		last_seq = r->seq;
 		if (r->worker == JOURNAL_DRIVER) {
+			if (in->excuse_injected && r->type == EV_FAULT && r->a == FK_SWEEP && r->c > 0)
+				c.swept = 1; /* the explorer's sweep removed the lock's folder, or one beside it */
 			ck_driver(&c, r);
 			continue;
 		}
@@ -435,7 +437,8 @@ int check_run(const struct check_input *in, struct check_result *out)
 		}
 		/* an acquire error the harness injected is the fault's doing, not the
 		 * protocol's (whether it should have absorbed it: no-escaped-error) */
-		int injected = c.w[r->worker].injected && c.w[r->worker].injected_op == r->op; /* explore only */
+		int injected = (c.w[r->worker].injected && c.w[r->worker].injected_op == r->op) ||
+			       (c.swept && r->err == ENOENT); /* explore only */
 		if (r->type == EV_ACQUIRE_ERROR && !injected && !c.has_acq_error) {
 			c.first_acq_error = *r;
 			c.has_acq_error = 1;

@@ -198,6 +198,7 @@ struct ck {
 	uint64_t reads;
 	/* the first worker record of an acquire error (ck_never_acquired) */
 	int has_acq_error;
+	int swept;              /* explore: a sweep choice removed a folder (its ENOENTs are its doing) */
 	struct jrec first_acq_error;
 	int seen_op;            /* a worker record other than worker-start: first_ns is set */
 };

@@ -236,9 +236,9 @@ void sched_sleep(int64_t ms)
 	me->fsop = FSX_SLEEP;
 	me->path[0] = me->path2[0] = '\0';
 	me->wake_ns = now + (ms > 0 ? ms : 0) * 1000000LL;
+	yield(SS_SLEEP); /* the step before the sleep keeps its call's result */
 	me->result = 0;
 	me->err = 0;
-	yield(SS_SLEEP);
 }
 
 void sched_block(void)

@@ -210,9 +210,11 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	x->why[0] = '\0';
 	ex->cfg->run.workers = n;
 
-	if (mfs_on())
+	if (mfs_on()) {
 		mfs_reset();
-	else if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
+		if (mfs_make_store(ex->store) != 0)
+			return x_harness(x, "cannot make %s in the model: %s", ex->store, strerror(errno));
+	} else if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
@@ -570,7 +572,7 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 		return runcfg_fail(why, len, "cannot set up the scheduler: %s", strerror(errno));
 	clock_s = ex->s;
 	if (cfg->fs.model) { /* the modelled file system, shared with the workers forked later */
-		if (mfs_open(ex->store, &cfg->fs, ex->s) != 0)
+		if (mfs_open(ex->xdir, &cfg->fs, ex->s) != 0) /* the store is a folder inside it, sweepable */
 			return runcfg_fail(why, len, "cannot map the modelled file system: %s", strerror(errno));
 		fsx_backend = mfs_backend();
 	}

@@ -72,6 +72,9 @@ int mfs_on(void);
 const struct fsx_backend *mfs_backend(void);
 /* An empty file system with only the mount (before each execution). */
 void mfs_reset(void);
+/* A folder PATH under the mount, numbered 2 (the explorer's store, made
+ * after each reset): 0 or -1 errno. */
+int mfs_make_store(const char *path);
 /* Every time to T_NS, everything durable (what a workload's setup made). */
 void mfs_settle(int64_t t_ns);
 /* This process is worker ID (0..15), or the controller (-1: the default). */

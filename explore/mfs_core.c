@@ -289,6 +289,26 @@ static int m_mkdir(const char *path, mode_t mode)
 	return 0;
 }
 
+/* The explorer's store: a folder under the mount, numbered 2 as a mount's
+ * root is, so the numbers a workload sees are those of a store that is the
+ * mount itself; unlike the mount it can be removed (a sweep) and made again. */
+int mfs_make_store(const char *path)
+{
+	if (m_mkdir(path, 0755) != 0)
+		return -1;
+	struct walk w;
+	if (mfs_walk(path, &w) != 0 || w.node < 0)
+		return -1;
+	struct mfs_inode *n = &mfs_m->node[w.node];
+	if (mfs_m->p.reuse == MFS_REUSE_NEVER)
+		mfs_m->next_ino--;
+	else
+		ino_give_back(n);
+	n->ino = 2;
+	n->mode = 0755;
+	return 0;
+}
+
 static int dir_empty(int k)
 {
 	for (int i = 0; i < mfs_m->ndent; i++)

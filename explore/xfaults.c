@@ -10,17 +10,20 @@
  * controller's own rmdir of the empty folders beside the lock, as run's
  * sweeper does.
  */
+#include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/point.h"
 #include "../core/sched.h"
 #include "../faults/fault.h"
+#include "../faults/fsx_backend.h"
 #include "../check/livelock.h"
+#include "mfs.h"
 #include "xint.h"
 
 /* A record on a worker's behalf, or the driver's (w = JOURNAL_DRIVER). */
@@ -158,21 +161,42 @@ struct sched_xf x_step_fault(const struct explorer *ex, struct xstep *st, unsign
 }
 
 /* ---- sweep: as run's sweeper (run/driver.c), once ---- */
-static const char *sweep_store;
-static char sweep_first[SCHED_PATH];
-static unsigned sweep_n;
-
-static int sweep_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Post-order under DIR (the store, itself included, as run's sweeper removes
+ * its store/): rmdir every empty folder that is no lock object nor inside
+ * one. Through the modelled file system when it is on, else the real one. */
+static unsigned sweep_dir(const char *dir, char *first, size_t flen)
 {
-	(void)st;
-	if (flag != FTW_DP || ftw->level == 0)
-		return 0;
-	size_t l = strlen(path);
-	if (strstr(path, ".lock/") || (l >= 5 && !strcmp(path + l - 5, ".lock")))
+	const struct fsx_backend *be = mfs_on() ? mfs_backend() : NULL;
+	size_t l = strlen(dir);
+	if (strstr(dir, ".lock/") || (l >= 5 && !strcmp(dir + l - 5, ".lock")))
 		return 0; /* never a lock object or anything inside one */
-	if (rmdir(path) == 0 && sweep_n++ == 0)
-		snprintf(sweep_first, sizeof sweep_first, "%s", path);
-	return 0;
+	unsigned n = 0;
+	DIR *d = be ? be->opendir(dir) : opendir(dir);
+	if (!d)
+		return 0;
+	char (*sub)[SCHED_PATH] = NULL;
+	size_t nsub = 0;
+	for (struct dirent *e; (e = be ? be->readdir(d) : readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char p[SCHED_PATH];
+		struct stat st;
+		if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p ||
+		    (be ? be->lstat(p, &st) : lstat(p, &st)) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		char(*grown)[SCHED_PATH] = realloc(sub, (nsub + 1) * sizeof *sub);
+		if (!grown)
+			break;
+		sub = grown;
+		memcpy(sub[nsub++], p, sizeof p);
+	}
+	be ? be->closedir(d) : closedir(d);
+	for (size_t i = 0; i < nsub; i++)
+		n += sweep_dir(sub[i], first, flen);
+	free(sub);
+	if ((be ? be->rmdir(dir) : rmdir(dir)) == 0 && n++ == 0)
+		snprintf(first, flen, "%s", dir);
+	return n;
 }
 
 /* A choice from then on (skew, coarse-mtime, other-host) or a sweep: no
@@ -197,13 +221,9 @@ void x_sticky(struct explorer *ex, struct xstep *st, unsigned w)
 		x_log_fault(ex, w, op, FK_OTHER_HOST, "explore/other-host", 0);
 		break;
 	case XK_SWEEP:
-		sweep_store = ex->store;
-		sweep_n = 0;
-		sweep_first[0] = '\0';
-		nftw(sweep_store, sweep_entry, 16, FTW_DEPTH | FTW_PHYS);
-		st->ms = sweep_n;
-		snprintf(st->path, sizeof st->path, "%s", sweep_first);
-		x_log_fault(ex, JOURNAL_DRIVER, 0, FK_SWEEP, "explore/sweep", sweep_n);
+		st->path[0] = '\0';
+		st->ms = sweep_dir(ex->store, st->path, sizeof st->path);
+		x_log_fault(ex, JOURNAL_DRIVER, 0, FK_SWEEP, "explore/sweep", st->ms);
 		break;
 	default:
 		break;

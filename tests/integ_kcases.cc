@@ -82,6 +82,26 @@ TEST(IntegKcases, KML2StalledHolderWritesAfterReclaim)
 	kcase("-p mkdir-legacy -n 2 --ops 2 --all --schedules 800 --time-budget 10m", "zombie-write", { "began a commit" });
 }
 
+/* K-ML-3: the lock's folder swept between `mkdir -p` and the lock mkdir:
+ * beta.5 takes the ENOENT for contention and gives up although nobody held
+ * (no-escaped-error's busy-without-holder). The sweep is the explorer's own
+ * choice, on the modelled file system as on a real one. */
+TEST(IntegKcases, KML3SweptFolderGivesUpOnNobody)
+{
+	kcase("-p mkdir-legacy -n 1 --ops 1 --all --schedules 400 --time-budget 10m", "no-escaped-error",
+	      { "a sweeper removes the empty folder store", "mkdir state.json.lock -> ENOENT", "gave up" }, 10);
+}
+
+/* ... and 2.0.0 remakes the folder: the same search finds nothing in it. */
+TEST(IntegKcases, KML3OwnerRemakesTheSweptFolder)
+{
+	ScratchDir dir;
+	CmdResult r = lockstorm("explore -p mkdir-owner -n 1 --ops 1 --max-faults all=0,sweep=1,stall=1,crash=1 -q -s 1 "
+				"--schedules 400 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
+}
+
 /* K-JL-1: 0.8.0's per-process cache trusts its own count: a seq twice, even
  * under a real lock. */
 TEST(IntegKcases, KJL1LegacyJournalDuplicateSeq)

@@ -3,6 +3,7 @@
  * throughput runs from the first op, not the first fork. */
 #include <gtest/gtest.h>
 
+#include <errno.h>
 #include <string.h>
 
 #include <vector>
@@ -179,6 +180,24 @@ TEST(CheckerStream, AnErrorTheExplorerInjectedIsNotTheProtocolsNeverAcquired)
 	EXPECT_EQ(r.pass, 0);
 	ASSERT_GE(r.inv[INV_LIVENESS].nex, 1u);
 	EXPECT_NE(strstr(r.inv[INV_LIVENESS].ex[0].text, "w0 op 1 raised EPERM"), nullptr) << r.inv[INV_LIVENESS].ex[0].text;
+}
+
+/* In explore, a sweep that removed the lock's folder makes the ENOENTs that
+ * follow its doing (the K-ML-3 false alarm of mkdir-owner: its first attempt's
+ * ENOENT absorbed by the folder-race retry, its second ended by a crash); a
+ * sweep that found nothing to remove excuses nothing, nor does a run's sweep. */
+TEST(CheckerStream, AnEnoentAfterTheExplorersSweepIsNotTheProtocolsNeverAcquired)
+{
+	for (int removed : { 1, 0 }) {
+		Recs h;
+		h.ev(0, EV_WORKER_START, 0, 0).ev(JOURNAL_DRIVER, EV_FAULT, 0, 1, FK_SWEEP);
+		h.r.back().c = removed;
+		h.ev(0, EV_ATTEMPT, 0, 2).ev(0, EV_ACQUIRE_ERROR, 0, 3, 0, ENOENT);
+		check_result r = judge(h, true, nullptr, true);
+		EXPECT_EQ(r.inv[INV_LIVENESS].violations, removed ? 0u : 1u) << "removed " << removed;
+		r = judge(h, true); /* a run's sweep is the user's question */
+		EXPECT_EQ(r.inv[INV_LIVENESS].violations, 1u);
+	}
 }
 
 } // namespace
