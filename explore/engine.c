@@ -173,6 +173,25 @@ static void x_kill_all(struct explorer *ex, unsigned n)
 		}
 }
 
+/* A crash choice (or a power loss) of worker W, journaled as the fault
+ * engine's crash at POINT and the driver's kill. */
+static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
+{
+	struct sched_slot *sl = &ex->s->w[w];
+	x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash(point), 0);
+	pid_t pid = sl->pid;
+	if (pid > 0) { /* never kill(0): that is the caller's whole group */
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	sl->pid = 0;
+	if (mfs_on()) /* its descriptors close */
+		mfs_proc_gone((int)w);
+	atomic_store(&sl->state, SS_DONE);
+	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);
+}
+
 static int x_harness(struct xexec *x, const char *fmt, ...)
 {
 	va_list ap;
@@ -412,7 +431,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 				x->stall_ms += st->ms; /* a pause of its own, as a pause choice's */
 				x_log(ex, w, sl->op_no, EV_FAULT, FK_STALL, (int64_t)point_hash("explore/pause"), st->ms);
 			}
-		} else if (st->kind >= XK_SWEEP) {
+		} else if (x_sticky_kind(st->kind)) {
 			used[st->kind]++;
 			x_sticky(ex, st, w);
 		}
@@ -424,7 +443,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			if (x_quiet(ex, x))
 				goto fail;
 			last = st;
-		} else if (st->kind >= XK_SWEEP) {
+		} else if (x_sticky_kind(st->kind)) {
 			st->rec_to = s->jmem.n;
 		} else if (st->kind == XK_STALL) {
 			/* it is descheduled while the clock moves past the stale age */
@@ -447,20 +466,18 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			st->rec_to = s->jmem.n;
 			if (current == (int)w)
 				current = -1;
+		} else if (st->kind == XK_POWER) {
+			/* every worker dies at once, and the disk keeps what was fsync'd */
+			used[XK_POWER]++;
+			for (unsigned i = 0; i < n; i++)
+				if (live[i])
+					x_kill_one(ex, i, "explore/power-loss");
+			mfs_power_loss();
+			st->rec_to = s->jmem.n;
+			current = -1;
 		} else {
 			crashes++;
-			x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash("explore/crash"), 0);
-			pid_t pid = sl->pid;
-			if (pid > 0) { /* never kill(0): that is the caller's whole group */
-				kill(pid, SIGKILL);
-				while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-					;
-			}
-			sl->pid = 0;
-			if (mfs_on()) /* its descriptors close */
-				mfs_proc_gone((int)w);
-			atomic_store(&sl->state, SS_DONE);
-			x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);
+			x_kill_one(ex, w, "explore/crash");
 			st->rec_to = s->jmem.n;
 			if (current == (int)w)
 				current = -1;

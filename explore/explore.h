@@ -41,6 +41,7 @@ enum xkind {
 	XK_SKEW,      /* w's clock reads +-K stale ages off (m: 2 x the --stall index, +1 behind) */
 	XK_COARSE,    /* w's stat sees file times in whole 2 s steps */
 	XK_OTHERHOST, /* w plays a second machine (its hostname reads differ) */
+	XK_POWER,     /* power fails (modelled file system only): every worker dies, what was not fsync'd is lost */
 	XK__COUNT
 };
 

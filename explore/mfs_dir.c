@@ -261,8 +261,8 @@ void mfs_power_loss(void)
 	 * meanwhile) gets the next free one */
 	for (int k = 1; k < MFS_INODES; k++) {
 		struct mfs_inode *n = &mfs_m->node[k];
-		if (!n->type || mfs_m->p.reuse == MFS_REUSE_NEVER)
-			continue;
+		if (!n->type || mfs_m->p.reuse == MFS_REUSE_NEVER || n->ino <= MFS_INO_BASE)
+			continue; /* (a number below the range: the explorer's store, 2) */
 		uint64_t i = n->ino - MFS_INO_BASE;
 		if (n->ino > MFS_INO_BASE && i < MFS_INODES && !mfs_m->ino_used[i])
 			mfs_m->ino_used[i] = 1;

@@ -70,7 +70,10 @@ static const char explore_usage[] =
 	"                           folders beside the lock are removed), skew (a worker's clock runs\n"
 	"                           +-K stale ages off), coarse-mtime (its stat sees 2 s steps),\n"
 	"                           other-host (it plays a second machine).  Default 1 of each\n"
-	"                           (dfs: stall and crash only, unless this option is given)\n"
+	"                           (dfs: stall and crash only, unless this option is given);\n"
+	"                           power-loss (the power fails: every worker dies, whatever was not\n"
+	"                           fsync'd is lost, and the state on disk is judged; modelled file\n"
+	"                           system only) is off unless named: all=N leaves it\n"
 	"      --max-stalls N       the same as --max-faults stall=N\n"
 	"      --max-crashes N      the same as --max-faults crash=N\n"
 	"      --stall K[,K..]      a stall moves the clock K x the stale age; several: the strategy\n"
@@ -131,7 +134,7 @@ void xcfg_defaults(struct xcfg *c)
 	c->stallv[1] = 0.5;
 	c->nstallv = 2;
 	for (int k = XK_ERRNO; k < XK__COUNT; k++)
-		c->maxf[k] = 1;
+		c->maxf[k] = k != XK_POWER; /* power loss ends the execution: asked for by name */
 	snprintf(c->outdir, sizeof c->outdir, "explore-out");
 	mfs_pers_default(&c->fs);
 }
@@ -164,7 +167,7 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 }
 
 const char *const kind_names[XK__COUNT] = { "run", "stall", "crash", "pause", "errno", "short-write", "split-write",
-					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host" };
+					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host", "power-loss" };
 
 int x_kind_parse(const char *name)
 {
@@ -240,9 +243,11 @@ static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t l
 		int k = strcmp(t, "all") ? x_kind_parse(t) : XK__COUNT;
 		if (k < 0 || k == XK_RUN || k == XK_PAUSE) {
 			return runcfg_fail(why, len, "--max-faults: unknown kind '%s' (known: all, stall, crash, errno, short-write, "
-				     "split-write, pid-reuse, pid-dead, sweep, skew, coarse-mtime, other-host)", t);
+				     "split-write, pid-reuse, pid-dead, sweep, skew, coarse-mtime, other-host, power-loss)", t);
 		}
 		for (int j = k == XK__COUNT ? 0 : k; j < (k == XK__COUNT ? XK__COUNT : k + 1); j++) {
+			if (k == XK__COUNT && j == XK_POWER)
+				continue; /* all= leaves it: power-loss=N names it */
 			if (j == XK_STALL)
 				c->max_stalls = (unsigned)v;
 			else if (j == XK_CRASH)
@@ -435,6 +440,9 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 	if (c->strategy == XS_DFS && !c->maxf_set) /* every kind is a branch: the bounded space would explode */
 		for (int k = XK_ERRNO; k < XK__COUNT; k++)
 			c->maxf[k] = 0;
+	if (c->maxf[XK_POWER] && !c->fs.model)
+		return runcfg_fail(why, len, "--max-faults power-loss=%u: power loss is a choice of the modelled file "
+				   "system (--fs model...), not of --fs real", c->maxf[XK_POWER]);
 	if (c->jobs > 1 && c->strategy == XS_DFS)
 		return runcfg_fail(why, len, "-j %u: dfs is one search tree; use random, pct or guided with -j", c->jobs);
 	struct stat st;

@@ -126,6 +126,11 @@ size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned ch
 					break;
 				}
 			}
+		/* a power loss is what the final state was judged after */
+		if (cut >= 0 && x->nstep && x->step[x->nstep - 1].kind == XK_POWER) {
+			cut = (long)x->nstep - 1;
+			keep[cut] = 1;
+		}
 	}
 	if (x->outcome == XO_FAIL && x->inv == INV_NO_LIVELOCK && x->res.inv[x->inv].nex) {
 		/* the loop itself: the spinning worker's last period of steps */
@@ -221,6 +226,13 @@ static int fault_words(const struct explorer *ex, const struct xstep *st, char *
 	case XK_OTHERHOST:
 		snprintf(buf, len, "w%u plays a second machine from now on (its hostname reads \"<host>-other\")", st->w);
 		return 1;
+	case XK_POWER: {
+		char pers[160];
+		mfs_pers_format(&ex->cfg->fs, pers, sizeof pers);
+		snprintf(buf, len, "the power fails: every worker dies, and the disk keeps only what was fsync'd "
+			 "(file data, and entries whose folder was fsync'd; %s)", pers);
+		return 1;
+	}
 	default:
 		return 0;
 	}

@@ -108,6 +108,8 @@ unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt
 	}
 	if (used[XK_SWEEP] < maxf[XK_SWEEP])
 		ADD(XK_SWEEP, 0, 0);
+	if (used[XK_POWER] < maxf[XK_POWER] && mfs_on())
+		ADD(XK_POWER, 0, 0);
 	for (unsigned i = 0; i < n; i++) {
 		const struct sched_slot *sl = &s->w[i];
 		if (!live[i])

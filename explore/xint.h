@@ -269,6 +269,11 @@ static inline int x_ran(unsigned kind)
 {
 	return kind == XK_RUN || (kind >= XK_ERRNO && kind <= XK_PIDDEAD);
 }
+/* A fault from then on (or a sweep): no step is granted (x_sticky). */
+static inline int x_sticky_kind(unsigned kind)
+{
+	return kind >= XK_SWEEP && kind <= XK_OTHERHOST;
+}
 
 /* strategy.c */
 int dfs_next(struct xdfs *f, uint32_t decisions);

@@ -113,3 +113,31 @@ TEST(IntegMfs, FsOptionIsRecordedAndHonoured)
 		EXPECT_EQ(r.err.rfind("lockstorm", 0), 0u) << bad << ": " << r.err;
 	}
 }
+
+/* The power-loss choice: quiver's journal append (appendFileSync, no fsync)
+ * loses an acknowledged event when the power fails; the control that fsyncs
+ * each append (and the folder that got the new journal) keeps every one.
+ * Both under a real lock, so nothing else can lose an event. */
+TEST(IntegMfs, PowerLossDropsAnUnsyncedAppendAndKeepsASyncedOne)
+{
+	const std::string args = "explore -p flock -w append --param locked=1 --param rev=append -n 2 --ops 2 "
+				 "--max-faults all=0,power-loss=1 -q -s 1 --schedules 2000 --time-budget 10m";
+	ScratchDir out;
+	CmdResult r = lockstorm(args + " --param durable=0 -o " + out.path);
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.out.find("violated: journal-seq"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("appends seq 1"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("the power fails: every worker dies"), std::string::npos) << r.out;
+	std::vector<std::string> cex = files(out.path, ".json");
+	ASSERT_EQ(cex.size(), 1u);
+	EXPECT_NE(run_cmd("/bin/cat " + cex[0]).out.find("\"power-loss\""), std::string::npos);
+	replays_everywhere(cex[0]);
+	ScratchDir out2;
+	r = lockstorm(args + " --param durable=1 -o " + out2.path);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
+	/* a choice of the model alone */
+	r = lockstorm("explore -p flock -w append --max-faults power-loss=1 --fs real");
+	EXPECT_EQ(r.status, 2);
+	EXPECT_NE(r.err.find("modelled file system"), std::string::npos) << r.err;
+}
