@@ -99,7 +99,9 @@ void ck_escaped(struct ck *c, unsigned w, const struct jrec *r)
 	if (r->b != 1)
 		return;
 	const char *en = strerrorname_np(r->err);
-	const char *call = r->a > 0 ? fsx_op_name((enum fsx_op)(r->a - 1)) : "an unknown call";
+	const char *call = r->a - 1 == FSX_CALL_FSTAT			? "fstat"
+			   : r->a > 0 && r->a - 1 < FSX_OP_COUNT ? fsx_op_name((enum fsx_op)(r->a - 1))
+								   : "an unknown call";
 	ck_violation(c, INV_NO_ESCAPED_ERROR, (int32_t)w, r->op, r->seq, -1, 0, 0,
 		     "w%u's %s (op %u, seq %llu) raised %s from %s, which the protocol claims to absorb "
 		     "(rule absorbed-errno; see lockstorm list protocols)",

@@ -23,6 +23,9 @@ enum fsx_op {
 	FSX_KILL, FSX_SLEEP, FSX_NOW, FSX_POINT,
 	FSX_OP_COUNT
 };
+/* Which call failed (fsx_failed_call, the journal's acquire and release
+ * errors): a stat of a descriptor, apart from FSX_STAT's stat of a path. */
+#define FSX_CALL_FSTAT FSX_OP_COUNT
 /* "fs/mkdir", ... ("point" for FSX_POINT; "fs/?" out of range). */
 const char *fsx_op_point(enum fsx_op op);
 /* "mkdir", ...: the point without its "fs/". */

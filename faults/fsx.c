@@ -556,13 +556,19 @@ static int do_statx(int dirfd, const char *path, int flags, struct fsx_stat *st)
 {
 	struct statx sx;
 	int inj = fsx_enter(FSX_STAT, *path ? path : NULL);
-	if (inj)
-		return fsx_injected(FSX_STAT, inj);
-	int r = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx);
-	int err = errno;
-	if (r == 0)
-		fill_stat(st, &sx);
-	fsx_leave(FSX_STAT, r, err);
+	int r, err;
+	if (inj) {
+		r = fsx_injected(FSX_STAT, inj);
+		err = inj;
+	} else {
+		r = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx);
+		err = errno;
+		if (r == 0)
+			fill_stat(st, &sx);
+		fsx_leave(FSX_STAT, r, err);
+	}
+	if (r < 0 && !*path)
+		last_fail_op = FSX_CALL_FSTAT; /* the descriptor's, not a path's */
 	errno = err;
 	return r;
 }

@@ -88,7 +88,10 @@ int64_t fsx_now_us(void);
  * (-1: never).  Journaled as EV_MUTEX_TAKE / EV_MUTEX_DROP; unbound: nothing. */
 void fsx_mutex(unsigned index, int taken, int64_t stale_us);
 /* The fsx op of the last call that failed with ERR since fsx_failure_clear
- * (-1: none did): which call an error a protocol raised came from. */
+ * (-1: none did): which call an error a protocol raised came from.  A stat
+ * of a descriptor (fsx_fstat) is FSX_CALL_FSTAT: a protocol's claim about
+ * its lstat of the path is not one about its fstat (lockfile-legacy VL13 vs
+ * VL15). */
 int fsx_failed_call(int err);
 void fsx_failure_clear(void);
 int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness bookkeeping) */

@@ -102,6 +102,15 @@ TEST(IntegKcases, KML3OwnerRemakesTheSweptFolder)
 	EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
 }
 
+/* K-VL-1: a taker killed between its create and its record leaves an empty
+ * lock; under retainLiveOwner every waiter times out on it until the 60 s
+ * age (found at schedule 657 of seed 1: about 9 s here). */
+TEST(IntegKcases, KVL1EmptyLockOfAKilledTaker)
+{
+	kcase("-p lockfile-legacy --param retain=1 -n 2 --ops 8 --all --schedules 700 --time-budget 10m", "liveness",
+	      { "is killed (SIGKILL) before its write state.json.lock", "attempts ended busy" });
+}
+
 /* K-JL-1: 0.8.0's per-process cache trusts its own count: a seq twice, even
  * under a real lock. */
 TEST(IntegKcases, KJL1LegacyJournalDuplicateSeq)

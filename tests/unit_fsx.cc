@@ -82,6 +82,27 @@ TEST(FsxBound, ErrnoOnMatchingPathsOnlyAndJournalled)
 	EXPECT_EQ(b.records(EV_FAULT), 1u);
 }
 
+/* Which call failed: a stat of a descriptor is told apart from a stat of a
+ * path, injected or not (a protocol's claim about its lstat is not one about
+ * its fstat: lockfile-legacy's VL13 and VL15). */
+TEST(FsxBound, AFailedFstatIsNotAFailedStatOfAPath)
+{
+	Bound b({ "errno@fs/stat:nth=1,err=EIO" });
+	struct fsx_stat st;
+	int fd = open(b.dir.sub("f").c_str(), O_CREAT | O_WRONLY, 0644);
+	ASSERT_GE(fd, 0);
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_fstat(fd, &st), -1); /* the injected EIO */
+	EXPECT_EQ(fsx_failed_call(EIO), FSX_CALL_FSTAT);
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_lstat(b.dir.sub("missing").c_str(), &st), -1);
+	EXPECT_EQ(fsx_failed_call(ENOENT), (int)FSX_STAT);
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_fstat(-1, &st), -1); /* the kernel's EBADF */
+	EXPECT_EQ(fsx_failed_call(EBADF), FSX_CALL_FSTAT);
+	close(fd);
+}
+
 TEST(FsxBound, ErrnoOnWriteWritesNothingAndShortWriteWritesK)
 {
 	Bound b({ "errno@fs/write:nth=1,err=ENOSPC,path=*/f", "short-write@fs/write:nth=2,bytes=3" });
