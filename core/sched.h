@@ -88,7 +88,7 @@ struct sched_slot {
 	int32_t pid;                 /* real pid */
 	uint32_t op_no;              /* the worker's op number at its yield */
 	uint16_t fsop;               /* enum fsx_op of the announced step */
-	uint16_t started;
+	uint16_t started;            /* explore: it has been granted a step in this execution */
 	int32_t result, err;         /* the last granted step's outcome */
 	int64_t wake_ns;             /* SS_SLEEP */
 	const char *point;           /* last fsx_point passed (a literal: same address everywhere) */

@@ -439,6 +439,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			atomic_store(&s->now_ns, now + X_STEP_NS);
 			run_steps++;
 			current = (int)w;
+			sl->started = 1; /* it has run: too late to be on another host */
 			sched_grant(s, w);
 			if (x_quiet(ex, x))
 				goto fail;

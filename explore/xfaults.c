@@ -119,7 +119,9 @@ unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt
 				ADD(XK_SKEW, i, m);
 		if (used[XK_COARSE] < maxf[XK_COARSE] && !sl->coarse_ms)
 			ADD(XK_COARSE, i, 0);
-		if (used[XK_OTHERHOST] < maxf[XK_OTHERHOST] && !sl->other_host)
+		/* a process is on one machine all its life: before its first step only
+		 * (a flip later made a worker's own record foreign to it, a false alarm) */
+		if (used[XK_OTHERHOST] < maxf[XK_OTHERHOST] && !sl->other_host && !sl->started)
 			ADD(XK_OTHERHOST, i, 0);
 	}
 #undef ADD

@@ -565,10 +565,13 @@ static int64_t ll_stale_ms(const struct lock *lk)
 	return param_us_to_ms(lk->us[LL_STALE]);
 }
 
-/* The timeout, plus the one sleep a try begun just before it still takes. */
+/* The timeout: a waiter gives up at its first look past it, so within one
+ * poll after it (the checker's bounds allow that much and more).  Not the
+ * timeout plus a poll: in virtual time a waiter gives up exactly one step
+ * past the timeout, and "waited its whole budget" must hold then (K-VL-3). */
 static int64_t ll_wait_budget_ms(const struct lock *lk)
 {
-	return param_us_to_ms(ls_sat_add(lk->us[LL_WAIT], lk->us[LL_POLL]));
+	return param_us_to_ms(lk->us[LL_WAIT]);
 }
 
 static const struct lock_mutex ll_mutexes[] = {

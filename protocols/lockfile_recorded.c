@@ -654,10 +654,10 @@ static int64_t lr_stale_ms(const struct lock *lk)
 	return param_us_to_ms(lk->us[LR_STALE]);
 }
 
-/* The timeout, plus the one sleep a try begun just before it still takes. */
+/* The timeout (as lockfile-legacy's: the give-up comes within one poll after it). */
 static int64_t lr_wait_budget_ms(const struct lock *lk)
 {
-	return param_us_to_ms(ls_sat_add(lk->us[LR_WAIT], lk->us[LR_POLL]));
+	return param_us_to_ms(lk->us[LR_WAIT]);
 }
 
 static const struct lock_mutex lr_mutexes[] = {

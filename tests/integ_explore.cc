@@ -96,7 +96,7 @@ static void find_and_replay(const std::string &args, const std::string &invarian
  * the reclaimer's lock, and it takes the lock again while the reclaimer is inside). */
 TEST(IntegExplore, FindsTheDoubleHolderOfMkdirLegacyAndReplaysIt)
 {
-	find_and_replay("-p mkdir-legacy -n 3 --ops 2", "exclusion", 10);
+	find_and_replay("-p mkdir-legacy -n 3 --ops 2 --invariant exclusion", "exclusion", 10);
 }
 
 /* K-ML-2: a holder that stalls after its read writes over the reclaimer's commit. */
