@@ -203,7 +203,7 @@ TEST(IntegAppend, KJL2LegacyReadersWriteAReplayOfAHalfWrittenJournal)
 	ScratchDir d;
 	CmdResult r;
 	std::string seen, out, json;
-	int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int s, std::string *said) {
+	int seed = first_seed_showing({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, [&](int s, std::string *said) {
 		std::string t = std::to_string(s);
 		out = d.sub("out" + t);
 		json = d.sub("r" + t + ".json");
@@ -527,19 +527,33 @@ TEST(IntegGeneration, KeptSmallFileServesStaleOnASameSizeRewriteWithinOneTick)
 TEST(IntegGeneration, KeptSmallFileIsExactWhenEveryRewriteHasANewSize)
 {
 	for (const char *write : { "inplace", "atomic" }) {
+		/* on every seed: no stale read, and writes committed; that the readers
+		 * read at all and served kept answers meanwhile is the scheduler's
+		 * (a machine starved by other jobs once gave them no read): seeds
+		 * until one shows it */
 		ScratchDir d;
-		CmdResult r = lockstorm("run " + KEPT + " -s 1 --param write=" + write + " --param pad=grow "
-					"--param remove_pct=20 --fault coarse-mtime:res=1s --dir " + d.sub("w") +
-					" -o " + d.sub("out") + " --json " + d.sub("r.json"));
-		EXPECT_EQ(r.status, 0) << write << r.out << r.err;
-		Report rep(d.sub("r.json"));
-		ASSERT_TRUE(rep.root);
-		EXPECT_EQ(rep.violations("stale-read"), 0) << write << ": " << rep.example("stale-read");
-		EXPECT_GT(rep.total("committed"), 0) << write;
-		CmdResult dump = lockstorm("dump " + d.sub("out"));
-		ASSERT_EQ(dump.status, 0) << dump.err;
-		EXPECT_GT(dump_count(dump.out, "\"type\":\"read\",\"err\":null,\"a\":"), 0u);
-		EXPECT_GT(dump_count(dump.out, ",\"b\":1,\"c\":0}"), 0u) << write << ": kept answers served";
+		std::string seen;
+		int shown = first_seed_showing({ 1, 2, 3, 4, 5, 6 }, [&](int seed, std::string *said) {
+			std::string t = std::to_string(seed);
+			CmdResult r = lockstorm("run " + KEPT + " -s " + t + " --param write=" + write +
+						" --param pad=grow --param remove_pct=20 --fault coarse-mtime:res=1s --dir " +
+						d.sub("w" + t) + " -o " + d.sub("out" + t) + " --json " + d.sub("r" + t + ".json"));
+			EXPECT_EQ(r.status, 0) << write << r.out << r.err;
+			Report rep(d.sub("r" + t + ".json"));
+			if (!rep.root) {
+				ADD_FAILURE() << write << " seed " << seed << ": no report";
+				return false;
+			}
+			EXPECT_EQ(rep.violations("stale-read"), 0) << write << ": " << rep.example("stale-read");
+			EXPECT_GT(rep.total("committed"), 0) << write;
+			CmdResult dump = lockstorm("dump " + d.sub("out" + t));
+			EXPECT_EQ(dump.status, 0) << dump.err;
+			size_t reads = dump_count(dump.out, "\"type\":\"read\",\"err\":null,\"a\":");
+			size_t kept = dump_count(dump.out, ",\"b\":1,\"c\":0}");
+			*said = std::to_string(reads) + " reads, " + std::to_string(kept) + " kept answers";
+			return reads > 0 && kept > 0;
+		}, &seen);
+		EXPECT_NE(shown, -1) << write << ": no seed had its readers serve kept answers:\n" << seen;
 		/* whether a reader happens to look while the file is removed depends on the
 		 * scheduler, so it is not asserted (a clean CI run once saw none) */
 	}
