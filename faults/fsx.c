@@ -25,8 +25,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -816,6 +818,42 @@ int fsx_write_file(const char *path, int flags, const void *buf, size_t len)
 		errno = err;
 	}
 	compound_end(own, r);
+	return r;
+}
+
+int fsx_append_synced(const char *path, const void *buf, size_t len, int dir_too)
+{
+	int made = 0;
+	int fd = fsx_open(path, O_WRONLY | O_APPEND, 0666);
+	if (fd < 0 && errno == ENOENT) {
+		fd = fsx_open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+		made = 1;
+	}
+	if (fd < 0)
+		return -1;
+	int r = fsx_write_all(fd, buf, len);
+	if (r == 0)
+		r = fsx_fsync(fd);
+	int err = errno;
+	if (fsx_close(fd) != 0 && r == 0) {
+		r = -1;
+		err = errno;
+	}
+	if (r == 0 && made && dir_too) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", path);
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0'; /* a file in / */
+		else if (slash)
+			*slash = '\0';
+		int dfd = fsx_open(slash ? dir : ".", O_RDONLY | O_DIRECTORY, 0);
+		r = dfd < 0 ? -1 : fsx_fsync(dfd);
+		err = errno;
+		if (dfd >= 0)
+			fsx_close(dfd);
+	}
+	errno = err;
 	return r;
 }
 

@@ -62,6 +62,10 @@ int fsx_read_file(const char *path, char **buf, size_t *len);
 int fsx_write_all(int fd, const void *buf, size_t len);
 /* open(path, flags|O_WRONLY|O_CREAT) + write loop + close (Node writeFileSync). */
 int fsx_write_file(const char *path, int flags, const void *buf, size_t len);
+/* An append made durable: open(O_APPEND, O_CREAT when missing) + write loop
+ * + fsync + close; with DIR_TOO, the folder fsync'd too when the append made
+ * the file (its entry is on disk only then).  0, or -1 errno. */
+int fsx_append_synced(const char *path, const void *buf, size_t len, int dir_too);
 int fsx_fsync(int fd);
 ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off); /* one pwrite(2), as Node's writeSync(fd,s,0) */
 int fsx_ftruncate(int fd, off_t len);

@@ -652,39 +652,6 @@ static int ap_legacy_copy(struct worker *w, const struct ap_paths *p, int drop)
 	return 0;
 }
 
-/* durable=1: the append, fsync'd; and the folder fsync'd when the append
- * made the journal (its entry is on disk only then).  0, or -1 errno. */
-static int ap_append_durable(const char *path, const char *line, size_t len)
-{
-	int made = 0;
-	int fd = fsx_open(path, O_WRONLY | O_APPEND, 0666);
-	if (fd < 0 && errno == ENOENT) {
-		fd = fsx_open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
-		made = 1;
-	}
-	if (fd < 0)
-		return -1;
-	int r = fsx_write_all(fd, line, len);
-	if (r == 0)
-		r = fsx_fsync(fd);
-	int err = errno;
-	if (fsx_close(fd) != 0 && r == 0) {
-		r = -1;
-		err = errno;
-	}
-	if (r == 0 && made) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", path);
-		int dfd = fsx_open(dirname(dir), O_RDONLY | O_DIRECTORY, 0);
-		r = dfd < 0 ? -1 : fsx_fsync(dfd);
-		err = errno;
-		if (dfd >= 0)
-			fsx_close(dfd);
-	}
-	errno = err;
-	return r;
-}
-
 /* Append seq: journal it, and the commit-begin a locked append announces. */
 static int ap_journal_append(struct worker *w, const struct ap_paths *p, int64_t seq, int src)
 {
@@ -697,7 +664,7 @@ static int ap_journal_append(struct worker *w, const struct ap_paths *p, int64_t
 	if (w->wparam[AP_LOCKED])
 		worker_log(w, EV_COMMIT_BEGIN, 0, seq, 0, 0);
 	/* [JL5/JA4 journal-append] appendFileSync(primary, line): O_APPEND|O_CREAT */
-	r = w->wparam[AP_DURABLE] ? ap_append_durable(p->primary, line, len)
+	r = w->wparam[AP_DURABLE] ? fsx_append_synced(p->primary, line, len, 1)
 				  : fsx_write_file(p->primary, O_APPEND, line, len);
 	err = errno;
 	free(line);

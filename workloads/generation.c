@@ -33,7 +33,8 @@
  *     WV  read-version   count lines of events.jsonl (missing: 0)
  *     G1  gen-byte-1     open(tree.generation, O_APPEND|O_CREAT); write "."; close
  *                        ENOENT, ENOTDIR: ignored | other: raise (no body)
- *     GA1-GA4 body       open(events.jsonl, O_APPEND|O_CREAT); write the line; close
+ *     GA1-GA4 body       open(events.jsonl, O_APPEND|O_CREAT); write the line; [GA3] fsync
+ *                        when VOLTER_DURABLE (durable=1); close
  *     G2  gen-byte-2     as G1, in the body's finally
  *     commit (EV_COMMIT a = version) when body and G2 returned; release
  *   reader (op)
@@ -102,7 +103,7 @@
 #include "workload.h"
 
 enum { GN_REV, GN_WRITERS, GN_OWN_KEEP, GN_WRITER_READS, GN_LOCKED, GN_TARGET, GN_WRITE, GN_REMOVE_PCT,
-       GN_PAD, GN_KEPT_KEY, GN_NPARAMS };
+       GN_PAD, GN_KEPT_KEY, GN_DURABLE, GN_NPARAMS };
 enum { GN_KEY_BEFORE, GN_KEY_AFTER };
 enum { GN_PAD_NONE, GN_PAD_GROW };
 enum { GN_TARGET_TREE, GN_TARGET_BRANCH };
@@ -141,6 +142,9 @@ static const struct param gn_params[] = {
 	[GN_KEPT_KEY] = { "kept_key", GN_KEY_BEFORE, PU_CHOICE, gn_key_choices,
 			  "target=branch: before (READ_KEPT: the key is the lstat taken before the read) | "
 			  "after (a second lstat after the read is the key: the broken control)" },
+	[GN_DURABLE] = { "durable", 0, PU_COUNT, NULL,
+			 "VOLTER_DURABLE: 1: a tree append is fsync'd before its close (GA3; the folder is "
+			 "not); 0: not (the default)" },
 	[GN_NPARAMS] = { NULL, 0, PU_COUNT, NULL, NULL },
 };
 
@@ -338,7 +342,8 @@ static int gn_write(struct worker *w, const struct gn_paths *p)
 	/* [GA1-GA4 body] */
 	len = snprintf(line, sizeof line, "{\"v\":%lld,\"w\":%u,\"op\":%u}\n", (long long)version,
 		       w->id, (unsigned)w->op);
-	body = fsx_write_file(p->tree, O_APPEND, line, (size_t)len);
+	body = w->wparam[GN_DURABLE] ? fsx_append_synced(p->tree, line, (size_t)len, 0) /* [GA3] */
+				     : fsx_write_file(p->tree, O_APPEND, line, (size_t)len);
 	err = errno;
 	if (body == 0)
 		fsx_point(PT(WRITE_AFTER_BODY));
