@@ -55,9 +55,9 @@ static int split_id;                  /* split-identity fault: fstat's inode is 
 static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
 
 /* Explore mode (the scheduler is fsx_sched, fsx_state.c): how deep inside
- * a compound call (read_file, write_file, mkdir_p) we are: a compound call
+ * a fsx_compound call (read_file, write_file, mkdir_p) we are: a fsx_compound call
  * is one step. */
-static int compound;
+int fsx_compound;
 static const char *step_path2;        /* rename/link: the second path, for the story */
 
 /* With a fault plan, the path each descriptor was opened with, so rules with
@@ -103,7 +103,7 @@ void fsx_bind(const struct fsx_binding *b)
 	fsx_calls = fsx_aw ? fsx_aw->calls : NULL;
 	memset(op_mask, 0, sizeof op_mask);
 	step_rules = 0;
-	compound = 0;
+	fsx_compound = 0;
 	step_path2 = NULL;
 	if (fsx_sched)
 		sched_attach(fsx_sched, b->worker);
@@ -194,7 +194,7 @@ static int fsx_enter_slow(enum fsx_op op, const char *path)
 		return 0;
 	if (fsx_calls)
 		count_call(op);
-	if (fsx_sched && !compound) {
+	if (fsx_sched && !fsx_compound) {
 		fsx_short_write_left = -1; /* a short write chosen for a pwrite is not the next step's */
 		sched_step(op, path, step_path2);
 	}
@@ -244,7 +244,7 @@ void fsx_mutex(unsigned index, int taken, int64_t stale_us)
 
 static void fsx_leave_slow(enum fsx_op op, int r, int err)
 {
-	if (fsx_sched && !compound)
+	if (fsx_sched && !fsx_compound)
 		sched_result(r, err);
 	if (fsx_bound && fsx_cur.trace)
 		fsx_log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
@@ -273,7 +273,7 @@ void fsx_point(const char *name)
 	fsx_note_progress(name);
 	if (fsx_sched) {
 		sched_point(name);
-		if (fsx_sched->yield_points && !compound) { /* a stall or crash may land between a step and what it leads to */
+		if (fsx_sched->yield_points && !fsx_compound) { /* a stall or crash may land between a step and what it leads to */
 			sched_step(FSX_POINT, name, NULL);
 			sched_result(0, 0);
 		}
@@ -286,7 +286,7 @@ void fsx_point(const char *name)
 
 void fsx_yield(void)
 {
-	if (!fsx_bound || !fsx_sched || compound)
+	if (!fsx_bound || !fsx_sched || fsx_compound)
 		return;
 	sched_step(FSX_POINT, NULL, NULL);
 	sched_result(0, 0);
@@ -321,49 +321,9 @@ int fsx_mkdir(const char *path, unsigned mode)
 	return r;
 }
 
-static int mkdir_p(const char *path);
 
 /* In explore mode one step; a folder that is already there is no step at
  * all (nothing in an execution removes it: there is no sweeper). */
-int fsx_mkdir_p(const char *path)
-{
-	if (!fsx_sched || compound)
-		return mkdir_p(path);
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return 0;
-	sched_step(FSX_MKDIR, path, NULL);
-	compound++;
-	int r = mkdir_p(path);
-	int err = errno;
-	compound--;
-	sched_result(r, err);
-	errno = err;
-	return r;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	size_t len = strlen(path);
-	if (len == 0 || len >= sizeof buf) {
-		errno = len ? ENAMETOOLONG : ENOENT;
-		return -1;
-	}
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (fsx_mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (fsx_mkdir(buf, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 int fsx_rmdir(const char *path)
 {
 	int inj = fsx_enter(FSX_RMDIR, path);
@@ -672,31 +632,11 @@ void fsx_list_free(struct fsx_list *l)
 
 static int read_file(const char *path, char **buf, size_t *len);
 
-/* Explore mode: a whole-file read or write is one step. */
-static int compound_begin(enum fsx_op op, const char *path)
-{
-	if (!fsx_sched || compound || !fsx_bound)
-		return 0;
-	sched_step(op, path, NULL);
-	compound++;
-	return 1;
-}
-
-static void compound_end(int own, int r)
-{
-	if (!own)
-		return;
-	int err = errno;
-	compound--;
-	sched_result(r, err);
-	errno = err;
-}
-
 int fsx_read_file(const char *path, char **buf, size_t *len)
 {
-	int own = compound_begin(FSX_READ, path);
+	int own = fsx_compound_begin(FSX_READ, path);
 	int r = read_file(path, buf, len);
-	compound_end(own, r);
+	fsx_compound_end(own, r);
 	return r;
 }
 
@@ -803,60 +743,6 @@ again:
 	return err ? -1 : 0;
 }
 
-int fsx_write_file(const char *path, int flags, const void *buf, size_t len)
-{
-	int own = compound_begin(FSX_WRITE, path);
-	int fd = fsx_open(path, flags | O_WRONLY | O_CREAT, 0666);
-	int r = -1;
-	if (fd >= 0) {
-		r = fsx_write_all(fd, buf, len);
-		int err = errno;
-		if (fsx_close(fd) != 0 && r == 0) {
-			r = -1;
-			err = errno;
-		}
-		errno = err;
-	}
-	compound_end(own, r);
-	return r;
-}
-
-int fsx_append_synced(const char *path, const void *buf, size_t len, int dir_too)
-{
-	int made = 0;
-	int fd = fsx_open(path, O_WRONLY | O_APPEND, 0666);
-	if (fd < 0 && errno == ENOENT) {
-		fd = fsx_open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
-		made = 1;
-	}
-	if (fd < 0)
-		return -1;
-	int r = fsx_write_all(fd, buf, len);
-	if (r == 0)
-		r = fsx_fsync(fd);
-	int err = errno;
-	if (fsx_close(fd) != 0 && r == 0) {
-		r = -1;
-		err = errno;
-	}
-	if (r == 0 && made && dir_too) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", path);
-		char *slash = strrchr(dir, '/');
-		if (slash == dir)
-			dir[1] = '\0'; /* a file in / */
-		else if (slash)
-			*slash = '\0';
-		int dfd = fsx_open(slash ? dir : ".", O_RDONLY | O_DIRECTORY, 0);
-		r = dfd < 0 ? -1 : fsx_fsync(dfd);
-		err = errno;
-		if (dfd >= 0)
-			fsx_close(dfd);
-	}
-	errno = err;
-	return r;
-}
-
 int fsx_fsync(int fd)
 {
 	int inj = fsx_enter(FSX_FSYNC, path_of(fd));
@@ -941,7 +827,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 
 int fsx_flock(int fd, int op)
 {
-	if (fsx_sched && !compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
+	if (fsx_sched && !fsx_compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
 		/* a blocking flock would stop the whole execution in the kernel:
 		 * try, and wait for another worker's step while it is taken */
 		int r;
@@ -983,7 +869,7 @@ int fsx_pid_alive(pid_t pid)
 void fsx_sleep_ms(int64_t ms)
 {
 	int saved = errno;
-	if (fsx_sched && !compound) { /* a sleep is a wait for the virtual clock */
+	if (fsx_sched && !fsx_compound) { /* a sleep is a wait for the virtual clock */
 		counts[FSX_SLEEP]++;
 		if (fsx_calls)
 			count_call(FSX_SLEEP);
@@ -1004,7 +890,7 @@ void fsx_sleep_ms(int64_t ms)
 void fsx_sleep_us(int64_t us)
 {
 	int saved = errno;
-	if (fsx_sched && !compound) { /* the virtual clock moves in whole ms here */
+	if (fsx_sched && !fsx_compound) { /* the virtual clock moves in whole ms here */
 		counts[FSX_SLEEP]++;
 		count_call(FSX_SLEEP);
 		sched_sleep(us > 0 ? (us + 999) / 1000 : 0);

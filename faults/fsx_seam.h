@@ -29,6 +29,10 @@ extern int fsx_bound;                 /* fsx_bind called, fsx_unbind not since *
 extern size_t fsx_lock_path_len;      /* strlen(fsx_cur.lock_path), 0: none */
 extern struct sched *fsx_sched;       /* explore: the step scheduler (fsx_cur.sched), else NULL */
 uint64_t fsx_log_event(int type, int err, int64_t a, int64_t b, int64_t c);
+/* Inside a compound call (fsx_file.c): its inner calls are no steps of their own. */
+extern int fsx_compound;
+int fsx_compound_begin(int op, const char *path); /* explore: the call is one step; 1 if it began one */
+void fsx_compound_end(int own, int r);
 void fsx_note_progress(const char *point);
 
 /* Descriptors the seam remembers something about (paths, Windows slots). */
