@@ -251,7 +251,7 @@ static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t l
 			if (j == XK_STALL)
 				c->max_stalls = (unsigned)v;
 			else if (j == XK_CRASH)
-				c->max_crashes = (unsigned)v;
+				c->max_crashes = (unsigned)v, c->crashes_named = 1;
 			else if (j >= XK_ERRNO)
 				c->maxf[j] = (unsigned)v;
 		}
@@ -363,6 +363,7 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 			if (parse_uint(optarg, 0, 16, &v))
 				return runcfg_fail(why, len, "--max-crashes %s: want 0 to 16", optarg);
 			c->max_crashes = (unsigned)v;
+			c->crashes_named = 1;
 			break;
 		case OPT_MAX_FAULTS:
 			if (parse_max_faults(c, optarg, why, len))

@@ -525,7 +525,10 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 	const struct xcfg *cfg = xe->cfg;
 	int current = -1;
 	uint32_t run_steps = 0;
-	unsigned stalls = 0;
+	unsigned stalls = 0, crashes = 0;
+	/* an adapter's crash: only when asked for (--max-crashes N), so that a
+	 * plain search of a library stays the stall search it was */
+	const unsigned max_crashes = cfg->crashes_named ? cfg->max_crashes : 0;
 	struct xopt opt[X_MAX_OPTS];
 	for (;;) {
 		/* ops first: they are no decision */
@@ -600,6 +603,10 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 				for (unsigned m = 0; m < cfg->nstallv && nopt < X_MAX_OPTS; m++)
 					opt[nopt++] = (struct xopt){ XK_STALL, (uint8_t)w, (uint8_t)m };
 			}
+		if (crashes < max_crashes)
+			for (unsigned w = 0; w < xe->n && nopt < X_MAX_OPTS; w++)
+				if (!xe->w[w].stopped && xe->w[w].npend && !xe->w[w].pend[0].sync)
+					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)w, 0 };
 		struct xdec d = { x->decisions, opt, nopt, nrun, current,
 				  current >= 0 && !xe->w[current].stopped && xe->w[current].npend, run_steps };
 		unsigned pick = choose(ctx, &d);
@@ -610,6 +617,31 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 		x->decisions++;
 		const struct xopt *o = &opt[pick];
 		struct xe_worker *s = &xe->w[o->w];
+		if (o->kind == XK_CRASH) {
+			/* SIGKILL of the adapter's process group before its next call:
+			 * its hold ends at its last event, its lock stays on disk */
+			char pw[2 * SCHED_PATH + 32];
+			xe_record(xe, o->w, EV_FAULT, 0, FK_CRASH, 0, 0);
+			xe_line_add(xe, x, o->w, XEL_STALL, 1, "w%u is killed (SIGKILL) before %s %s", o->w, xe->lib,
+				    xe_pend_words(xe, &s->pend[0], pw, sizeof pw));
+			if (s->pid > 0) {
+				kill(-s->pid, SIGKILL);
+				while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+					;
+				s->pid = 0;
+			}
+			xe_record(xe, o->w, EV_KILLED, 0, SIGKILL, 2000 + (int64_t)o->w, 0);
+			struct jrec *k = &xe->rec[xe->nrec - 1];
+			k->worker = JOURNAL_DRIVER; /* the driver's record of the kill, as engine.c's */
+			k->op = o->w;
+			s->stopped = s->exited = 1;
+			s->npend = 0;
+			s->next_timer = -1;
+			s->holding = 0;
+			crashes++;
+			current = -1;
+			continue;
+		}
 		if (o->kind == XK_STALL) {
 			int64_t ms = (int64_t)(cfg->stallv[o->m] * (double)(xe->stale_ms[o->w] == LS_NEVER ? 10000
 									 : xe->stale_ms[o->w]));

@@ -122,6 +122,34 @@ TEST(IntegXext, Flock1AndPyFilelockPass)
 	}
 }
 
+/* A crash is a choice of the external explorer when asked for: the adapter's
+ * process group is killed before one of its calls; a kernel lock (flock1)
+ * is released with its holder, so the other worker takes it and every
+ * invariant holds.  Without --max-crashes no schedule kills anyone. */
+static int kills_in(const std::string &trace)
+{
+	int n = 0;
+	for (size_t at = 0; (at = trace.find("is killed (SIGKILL) before flock1 ", at)) != std::string::npos; at++)
+		n++;
+	return n;
+}
+
+TEST(IntegXext, CrashesAreChoicesWhenAskedFor)
+{
+	if (run_cmd("flock --version").status != 0)
+		GTEST_SKIP() << "no flock(1)";
+	ScratchDir d;
+	const std::string cmd = "LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:flock1 -n 2 --ops 2 -s 1 --schedules 30 -q --dir " +
+				d.path + " -o " + d.sub("out");
+	CmdResult r = run_cmd(cmd + " --max-crashes 1");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("no violation: 30 schedules"), std::string::npos) << r.out;
+	EXPECT_GT(kills_in(r.err), 0) << r.err;
+	r = run_cmd(cmd);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_EQ(kills_in(r.err), 0) << r.err;
+}
+
 TEST(IntegXext, MixedFleetIsRefused)
 {
 	CmdResult r = run_cmd(BIN + " explore -p ext:flock1,mkdir-owner -n 2 --ops 1");
