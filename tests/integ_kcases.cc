@@ -124,6 +124,16 @@ TEST(IntegKcases, KVL3ReleaseByInodeWaitsOnItselfOnASplitIdentityFs)
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
+/* K-VL-5: a lock carried over a restore (an empty lock file from before the
+ * boot): 3.0.155 leaves a "freshly created" empty lock alone and gives up on
+ * it, though nobody holds it; found in the very first schedule. */
+TEST(IntegKcases, KVL5CarriedEmptyLockIsWaitedOn)
+{
+	kcase("-p lockfile-legacy -n 1 --ops 1 --param carried=empty --max-faults all=0 --max-stalls 0 --max-crashes 0 "
+	      "--schedules 20 --time-budget 10m", "no-escaped-error",
+	      { "w0 open state.json.lock -> EEXIST", "gives up (busy)", "no lock object was made" }, 10);
+}
+
 /* K-JL-1: 0.8.0's per-process cache trusts its own count: a seq twice, even
  * under a real lock. */
 TEST(IntegKcases, KJL1LegacyJournalDuplicateSeq)
