@@ -124,7 +124,8 @@ static int dev_cmp(const void *a, const void *b)
 /* Sort by decision and keep one deviation per decision (the first). */
 static void plan_normalise(struct xguided *g)
 {
-	qsort(g->plan, g->nplan, sizeof *g->plan, dev_cmp);
+	if (g->nplan) /* a NULL pointer even with a length of 0 is undefined */
+		qsort(g->plan, g->nplan, sizeof *g->plan, dev_cmp);
 	size_t o = 0;
 	for (size_t i = 0; i < g->nplan; i++)
 		if (!o || g->plan[o - 1].at != g->plan[i].at)
@@ -355,7 +356,8 @@ int guided_learn(struct xguided *g, const struct explorer *ex, const struct xexe
 		e->ndev = 0;
 		return 0;
 	}
-	memcpy(e->dev, x->dev, x->ndev * sizeof *e->dev);
+	if (x->ndev) /* a NULL pointer even with a length of 0 is undefined */
+		memcpy(e->dev, x->dev, x->ndev * sizeof *e->dev);
 	e->ndev = x->ndev;
 	e->decisions = x->decisions;
 	e->picked = 0;

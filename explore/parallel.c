@@ -219,7 +219,8 @@ int parallel_explore(struct xcfg *cfg)
 		}
 		json_decref(o);
 	}
-	qsort(fl, nf, sizeof *fl, px_cmp);
+	if (nf) /* a NULL pointer even with a length of 0 is undefined */
+		qsort(fl, nf, sizeof *fl, px_cmp);
 	struct found *found = calloc(nf + 1, sizeof *found);
 	size_t nfound = 0;
 	for (size_t i = 0; found && i < nf; i++) {

@@ -158,7 +158,7 @@ static void cand_offer(struct xcand *c, size_t *nc, const struct explorer *ex, c
 	c[at].ndev = x->ndev;
 	c[at].len = len;
 	c[at].dev = malloc((x->ndev + 1) * sizeof *c[at].dev);
-	if (c[at].dev)
+	if (c[at].dev && x->ndev) /* x->dev is NULL when it has none: memcpy(NULL, 0) is undefined */
 		memcpy(c[at].dev, x->dev, x->ndev * sizeof *c[at].dev);
 	for (size_t i = at; i > 0 && c[i].len < c[i - 1].len; i--) {
 		struct xcand t = c[i];

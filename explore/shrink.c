@@ -126,7 +126,8 @@ unsigned shrink(struct explorer *ex, struct xexec *x)
 	struct xchoice *dev = malloc((ndev + 1) * sizeof *dev);
 	if (!dev)
 		return 0;
-	memcpy(dev, x->dev, ndev * sizeof *dev);
+	if (ndev) /* a NULL pointer even with a length of 0 is undefined */
+		memcpy(dev, x->dev, ndev * sizeof *dev);
 	for (int pass = 0; pass < 32; pass++) {
 		struct xchoice *best = NULL;
 		size_t best_n = 0, best_len = SIZE_MAX;
@@ -150,7 +151,7 @@ unsigned shrink(struct explorer *ex, struct xexec *x)
 					continue;
 				c.sh.ops[w]--;
 				cd = malloc((ndev + 1) * sizeof *cd);
-				if (cd)
+				if (cd && ndev) /* memcpy from NULL is undefined, even of 0 bytes */
 					memcpy(cd, dev, ndev * sizeof *cd);
 			}
 			if (!cd)
@@ -214,7 +215,8 @@ unsigned shrink(struct explorer *ex, struct xexec *x)
 			dev = malloc((ndev + 1) * sizeof *dev);
 			if (!dev)
 				break;
-			memcpy(dev, c.tmp.dev, ndev * sizeof *dev);
+			if (ndev) /* a NULL pointer even with a length of 0 is undefined */
+				memcpy(dev, c.tmp.dev, ndev * sizeof *dev);
 		}
 		if (!changed)
 			break;

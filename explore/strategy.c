@@ -234,7 +234,8 @@ int x_rerun(struct explorer *ex, struct xexec *x)
 	struct xchoice *dev = malloc((x->ndev + 1) * sizeof *dev);
 	if (!dev)
 		return -1;
-	memcpy(dev, x->dev, x->ndev * sizeof *dev);
+	if (x->ndev) /* a NULL pointer even with a length of 0 is undefined */
+		memcpy(dev, x->dev, x->ndev * sizeof *dev);
 	int r = x_replay(ex, &x->sh, dev, x->ndev, x);
 	free(dev);
 	return r;

@@ -265,7 +265,8 @@ static void xe_shrink(struct xext *xe, struct xe_exec *x)
 	struct xchoice *dev = malloc((x->ndev + 1) * sizeof *dev);
 	if (!dev)
 		return;
-	memcpy(dev, x->dev, x->ndev * sizeof *dev);
+	if (x->ndev) /* a NULL pointer even with a length of 0 is undefined */
+		memcpy(dev, x->dev, x->ndev * sizeof *dev);
 	struct xe_pred p = { xe, x, x->inv, 0 };
 	size_t n = explore_ddmin(dev, x->ndev, sizeof *dev, xe_pred, &p);
 	/* fewer ops: the same choices on a shorter run */
