@@ -77,7 +77,7 @@ static void expect_run_suite(json_t *root, const std::string &report_path)
 TEST(Junit, RunAndCheckWriteTheCommonShape)
 {
 	ScratchDir d;
-	CmdResult r = run_cmd(BIN + " run -p none -n 3 --ops 120 -q -o " + d.sub("out") + " --junit " +
+	CmdResult r = run_cmd(BIN + " run -p none -n 8 --ops 3000 -q -o " + d.sub("out") + " --junit " +
 			      d.sub("run.xml"));
 	ASSERT_EQ(r.status, 1) << r.err;
 	std::string why;
@@ -131,7 +131,7 @@ TEST(Junit, RunCheckAndCompareValidateAgainstJunit10Xsd)
 	put(d.sub("bad.xml"), "<?xml version=\"1.0\"?>\n<testsuites tests=\"1\" skipped=\"0\"><testsuite name=\"s\" "
 			      "tests=\"1\" failures=\"0\" errors=\"0\"><testcase name=\"c\"/></testsuite></testsuites>\n");
 	EXPECT_NE(xsd_problem(d.sub("bad.xml")), "");
-	CmdResult r = run_cmd(BIN + " run -p none -n 3 --ops 60 -q -o " + d.sub("out") + " --junit " + d.sub("run.xml"));
+	CmdResult r = run_cmd(BIN + " run -p none -n 8 --ops 3000 -q -o " + d.sub("out") + " --junit " + d.sub("run.xml"));
 	ASSERT_EQ(r.status, 1) << r.err;
 	EXPECT_EQ(xsd_problem(d.sub("run.xml")), "");
 	std::string xml = slurp(d.sub("run.xml"));
@@ -141,7 +141,7 @@ TEST(Junit, RunCheckAndCompareValidateAgainstJunit10Xsd)
 	EXPECT_EQ(root_tag.find("skipped="), std::string::npos) << root_tag;
 	r = run_cmd(BIN + " check " + d.sub("out") + " -q --junit " + d.sub("check.xml"));
 	EXPECT_EQ(xsd_problem(d.sub("check.xml")), "");
-	r = run_cmd(BIN + " compare -p none,flock -n 2 --ops 40 -q --junit " + d.sub("cmp.xml"));
+	r = run_cmd(BIN + " compare -p none,flock -n 8 --ops 3000 -q --junit " + d.sub("cmp.xml"));
 	EXPECT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_EQ(xsd_problem(d.sub("cmp.xml")), "");
 }

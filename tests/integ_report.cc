@@ -20,7 +20,7 @@ static const std::string BIN = LOCKSTORM_BIN;
 /* A kept run with violations and injected faults in DIR/out. */
 static void kept_run(const ScratchDir &d)
 {
-	CmdResult r = run_cmd(BIN + " run -p none -n 4 -d 600ms --faults stalls --time-scale 0.01 -q -o " +
+	CmdResult r = run_cmd(BIN + " run -p none -n 8 -d 600ms --faults stalls --time-scale 0.01 -q -o " +
 			      d.sub("out"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 }

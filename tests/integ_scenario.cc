@@ -344,8 +344,10 @@ TEST(IntegScenario, ACounterexampleDecidesAFailWhateverTheTortureShows)
 TEST(IntegScenario, SeedsAreTriedInTurnUntilOneShowsTheFailure)
 {
 	ScratchDir d;
+	/* 8 unlocked workers and 3000 ops: 100 ops of 4 were so few that a loaded
+	 * machine ran them one process after another, on every seed (stress run 2) */
 	write_file(d.sub("s.scenario"), "name s\nrevision none\nexpect none fail exclusion\nseeds 1,2,3,4\n"
-					"-w update\n-n 4\n--ops 100\n");
+					"-w update\n-n 8\n--ops 3000\n");
 	CmdResult r = run_cmd("TMPDIR=" + d.path + " " + BIN + " scenario run " + d.sub("s.scenario") + " -q");
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(r.out.find(" of 4 tried)"), std::string::npos) << r.out;
