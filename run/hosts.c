@@ -99,7 +99,9 @@ static _Noreturn void host_init(const struct run_config *cfg, const struct netfs
 		snprintf(msg, sizeof msg, "--hosts: sethostname: %s", strerror(errno));
 	/* private mounts: nothing mounted here shows in the driver's namespace */
 	else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		snprintf(msg, sizeof msg, "--hosts: cannot make the host's mounts private: %s", strerror(errno));
+		snprintf(msg, sizeof msg, errno == EINVAL ? "--hosts: the root directory is not a mount point here (a chroot?), "
+			 "and a host's private mounts need one: %s" : "--hosts: cannot make the host's mounts private: %s",
+			 strerror(errno));
 	/* its own /proc: `ps` on a host shows that host's processes */
 	else if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		snprintf(msg, sizeof msg, "--hosts: cannot mount the host's /proc: %s", strerror(errno));

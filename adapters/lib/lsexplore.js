@@ -78,8 +78,15 @@ class VDate extends RealDate {
 VDate.parse = RealDate.parse;
 VDate.UTC = RealDate.UTC;
 global.Date = VDate;
-if (global.performance)
-	global.performance.now = () => now - T0;
+if (global.performance) {
+	// Node 18's performance.now is a read-only accessor of the prototype: an
+	// assignment throws, a property of the object's own shadows it
+	Object.defineProperty(global.performance, 'now', {
+		value: () => now - T0,
+		writable: true,
+		configurable: true,
+	});
+}
 const realHrtime = process.hrtime;
 process.hrtime = function hrtime(prev) {
 	const t = now - T0;
@@ -261,6 +268,7 @@ function announce(name, args, sync) {
 	return id;
 }
 
+let performing = 0; // inside a granted call: the fs calls it makes are its own, no steps
 /* A granted step: the call, `done`, then the result to its caller. */
 function grant(id) {
 	const p = pending.get(id);
@@ -268,10 +276,13 @@ function grant(id) {
 		return;
 	pending.delete(id);
 	let res, err = null;
+	performing++; // what the call does inside (Node 18's readFileSync calls fs.openSync ...) is this step's
 	try {
 		res = perform(p.name, p.args);
 	} catch (e) {
 		err = e;
+	} finally {
+		performing--;
 	}
 	out(`done ${id} ${err ? errName(err) : 'ok'}`);
 	p.deliver(err, res);
@@ -289,7 +300,7 @@ for (const name of Object.keys(CALLS)) {
 	real[name + 'Sync'] = fs[name + 'Sync'];
 	const orig = fs[name];
 	fs[name] = function (...args) {
-		if (exiting || !serving || (CALLS[name] < 0 && !fdPath.has(args[0])))
+		if (exiting || !serving || performing || (CALLS[name] < 0 && !fdPath.has(args[0])))
 			return orig.apply(fs, args);
 		const cb = typeof args[args.length - 1] === 'function' ? args.pop() : null;
 		const id = announce(name, args, false);
@@ -303,7 +314,7 @@ for (const name of Object.keys(CALLS)) {
 		} });
 	};
 	fs[name + 'Sync'] = function (...args) {
-		if (exiting || !serving || (CALLS[name] < 0 && !fdPath.has(args[0])))
+		if (exiting || !serving || performing || (CALLS[name] < 0 && !fdPath.has(args[0])))
 			return real[name + 'Sync'](...args);
 		const id = announce(name, args, true);
 		let res, err = null, got = false;
