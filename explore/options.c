@@ -250,9 +250,10 @@ static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t l
 				continue; /* all= leaves it: power-loss=N names it */
 			if (j == XK_STALL)
 				c->max_stalls = (unsigned)v;
-			else if (j == XK_CRASH)
-				c->max_crashes = (unsigned)v, c->crashes_named = 1;
-			else if (j >= XK_ERRNO)
+			else if (j == XK_CRASH) {
+				c->max_crashes = (unsigned)v;
+				c->crashes_named = 1;
+			} else if (j >= XK_ERRNO)
 				c->maxf[j] = (unsigned)v;
 		}
 	}

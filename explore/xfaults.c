@@ -21,10 +21,10 @@
 #include "../core/point.h"
 #include "../core/sched.h"
 #include "../faults/fault.h"
-#include "../faults/fsx_backend.h"
 #include "../check/livelock.h"
-#include "mfs.h"
 #include "xint.h"
+#define FSX_BACKEND_REDIRECT /* the sweep goes to the modelled file system when it is on */
+#include "../faults/fsx_backend.h"
 
 /* A record on a worker's behalf, or the driver's (w = JOURNAL_DRIVER). */
 void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c)
@@ -167,26 +167,26 @@ struct sched_xf x_step_fault(const struct explorer *ex, struct xstep *st, unsign
 /* ---- sweep: as run's sweeper (run/driver.c), once ---- */
 /* Post-order under DIR (the store, itself included, as run's sweeper removes
  * its store/): rmdir every empty folder that is no lock object nor inside
- * one. Through the modelled file system when it is on, else the real one. */
+ * one.  The calls go to fsx_backend: the modelled file system when it is on
+ * (explorer_open set it in this process too), else the real one. */
 static unsigned sweep_dir(const char *dir, char *first, size_t flen)
 {
-	const struct fsx_backend *be = mfs_on() ? mfs_backend() : NULL;
 	size_t l = strlen(dir);
 	if (strstr(dir, ".lock/") || (l >= 5 && !strcmp(dir + l - 5, ".lock")))
 		return 0; /* never a lock object or anything inside one */
 	unsigned n = 0;
-	DIR *d = be ? be->opendir(dir) : opendir(dir);
+	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	char (*sub)[SCHED_PATH] = NULL;
 	size_t nsub = 0;
-	for (struct dirent *e; (e = be ? be->readdir(d) : readdir(d));) {
+	for (struct dirent *e; (e = readdir(d));) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char p[SCHED_PATH];
 		struct stat st;
 		if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p ||
-		    (be ? be->lstat(p, &st) : lstat(p, &st)) != 0 || !S_ISDIR(st.st_mode))
+		    lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;
 		char(*grown)[SCHED_PATH] = realloc(sub, (nsub + 1) * sizeof *sub);
 		if (!grown)
@@ -194,11 +194,11 @@ static unsigned sweep_dir(const char *dir, char *first, size_t flen)
 		sub = grown;
 		memcpy(sub[nsub++], p, sizeof p);
 	}
-	be ? be->closedir(d) : closedir(d);
+	closedir(d);
 	for (size_t i = 0; i < nsub; i++)
 		n += sweep_dir(sub[i], first, flen);
 	free(sub);
-	if ((be ? be->rmdir(dir) : rmdir(dir)) == 0 && n++ == 0)
+	if (rmdir(dir) == 0 && n++ == 0)
 		snprintf(first, flen, "%s", dir);
 	return n;
 }

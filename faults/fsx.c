@@ -55,7 +55,7 @@ static int split_id;                  /* split-identity fault: fstat's inode is 
 static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
 
 /* Explore mode (the scheduler is fsx_sched, fsx_state.c): how deep inside
- * a fsx_compound call (read_file, write_file, mkdir_p) we are: a fsx_compound call
+ * a compound call (read_file, write_file, mkdir_p) we are: a compound call
  * is one step. */
 int fsx_compound;
 static const char *step_path2;        /* rename/link: the second path, for the story */
@@ -321,9 +321,6 @@ int fsx_mkdir(const char *path, unsigned mode)
 	return r;
 }
 
-
-/* In explore mode one step; a folder that is already there is no step at
- * all (nothing in an execution removes it: there is no sweeper). */
 int fsx_rmdir(const char *path)
 {
 	int inj = fsx_enter(FSX_RMDIR, path);

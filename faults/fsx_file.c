@@ -1,7 +1,8 @@
 /*
- * fsx_file.c - the seam's compound calls (see fsx.h): several system calls
- * that are one explore step (mkdir -p, a whole-file write, a synced append),
- * built on the seam's own calls.
+ * fsx_file.c - the seam's calls made of several (see fsx.h), built on its
+ * own: mkdir -p and a whole-file write are one explore step each; a synced
+ * append is a step per call, so a power loss can land between its write and
+ * its fsync.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,9 @@
 
 static int mkdir_p(const char *path);
 
+/* In explore mode one step; a folder that is already there is no step at
+ * all (the look and the return are inside this worker's step, which a
+ * sweep cannot split). */
 int fsx_mkdir_p(const char *path)
 {
 	if (!fsx_sched || fsx_compound)
