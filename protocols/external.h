@@ -58,6 +58,9 @@ struct ext_manifest {
 };
 /* DIR/NAME/adapter.json: 0, or -1 (absent, or refused: ext_manifest_error() says why). */
 int ext_manifest_read(const char *dir, const char *name, struct ext_manifest *m);
+/* The manifest at PATH, as if it were DIR/NAME/adapter.json (the fuzz target's way in). */
+int ext_manifest_parse(const char *path, const char *dir, const char *name, struct ext_manifest *m);
+void ext_manifest_free(struct ext_manifest *m); /* what a read gave, for a caller that keeps none of it */
 const char *ext_manifest_error(void); /* why the last manifest was refused, or "" */
 int ext_name_ok(const char *s);       /* [a-z0-9-]{1,40} */
 

@@ -46,6 +46,9 @@ static const char *ext_str(json_t *o, const char *key)
 static int ext_bad(const char *path, const char *what)
 {
 	snprintf(ext_err, sizeof ext_err, "%s: %s", path, what);
+	for (char *c = ext_err; *c; c++) /* one line: jansson quotes the text near the error as is */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return -1;
 }
 
@@ -71,13 +74,30 @@ static void ext_params_free(struct param *pt)
 	free(pt);
 }
 
+void ext_manifest_free(struct ext_manifest *m)
+{
+	free(m->name);
+	free(m->origin);
+	free(m->summary);
+	free(m->run);
+	ext_params_free(m->params);
+	memset(m, 0, sizeof *m);
+}
+
 int ext_manifest_read(const char *dir, const char *name, struct ext_manifest *m)
 {
-	char path[4096], run[4096];
+	char path[4096];
 	snprintf(path, sizeof path, "%s/%s/adapter.json", dir, name);
 	memset(m, 0, sizeof *m);
 	if (access(path, R_OK) != 0)
 		return -1;
+	return ext_manifest_parse(path, dir, name, m);
+}
+
+int ext_manifest_parse(const char *path, const char *dir, const char *name, struct ext_manifest *m)
+{
+	char run[4096];
+	memset(m, 0, sizeof *m);
 	json_error_t je;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!root)

@@ -71,8 +71,17 @@ TEST(FuzzInputs, EveryRegressionInputIsRefusedOrJudgedCleanly)
 			if (r.status == 2) {
 				EXPECT_TRUE(one_line(r.err)) << r.err;
 			}
+		} else if (starts_with(name, "manifest-")) {
+			/* a user's adapter refused: the unknown-adapter line says why, in one line */
+			ScratchDir d;
+			mkdir(d.sub("my-lock").c_str(), 0755);
+			put(d.sub("my-lock/adapter.json"), slurp(path));
+			r = run_cmd("LOCKSTORM_ADAPTERS='" + d.path + "' " + BIN + " run -q -p ext:my-lock -n 1 --ops 1");
+			EXPECT_EQ(r.status, 2) << r.err;
+			EXPECT_TRUE(one_line(r.err)) << r.err;
+			EXPECT_NE(r.err.find("skipped"), std::string::npos) << r.err;
 		} else {
-			ADD_FAILURE() << "no rule for " << name << " (name it cex-, fault-, runjson- or journal-)";
+			ADD_FAILURE() << "no rule for " << name << " (name it cex-, fault-, runjson-, journal- or manifest-)";
 			continue;
 		}
 		EXPECT_EQ(r.err.find("runtime error"), std::string::npos) << r.err;
