@@ -201,6 +201,9 @@ TEST(IntegHosts, SkewWithHostAppliesToThatHostsWorkersOnly)
 
 /* ---- nothing left behind ---- */
 
+/* In a namespace of its own: another test file has a Bg too, and two inline
+ * destructors of one name are one to the linker (the other one's freed no outfile). */
+namespace {
 /* A lockstorm started in the background, its stderr read through a pipe. */
 struct Bg {
 	pid_t pid = -1;
@@ -244,6 +247,7 @@ struct Bg {
 			close(err);
 	}
 };
+} // namespace
 
 static std::string ns_of(const std::string &pid, const char *kind)
 {

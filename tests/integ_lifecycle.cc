@@ -28,6 +28,9 @@ static CmdResult lockstorm(const std::string &args)
 	return run_cmd(BIN + " " + args);
 }
 
+/* In a namespace of its own: another test file has a Bg too, and two inline
+ * destructors of one name are one to the linker (the other one's freed no outfile). */
+namespace {
 /* A lockstorm started in the background, its stderr read through a pipe. */
 struct Bg {
 	pid_t pid = -1;
@@ -88,6 +91,7 @@ struct Bg {
 			close(err);
 	}
 };
+} // namespace
 
 /* Processes whose command line holds MARK. */
 static int processes_with(const std::string &mark)
