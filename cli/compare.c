@@ -74,7 +74,8 @@ struct cmp {
 	unsigned npass;
 	const char *json, *markdown, *junit, *outdir;
 	int quiet;
-	char tmp[PATH_MAX];    /* our scratch: child JSON reports (and run dirs without -o) */
+	struct rundir tmpd;    /* our scratch, marked and locked (run/rundir.h) */
+	char tmp[PATH_MAX];    /* its path: child JSON reports (and run dirs without -o) */
 	char exe[PATH_MAX];
 	char inv[MAX_INVS][48];
 	unsigned ninv;
@@ -836,7 +837,8 @@ static void cleanup(struct cmp *c)
 		free(c->pass[k]);
 	c->npass = 0;
 	if (c->tmp[0])
-		fsutil_rm_tree(c->tmp);
+		rundir_release(&c->tmpd, 1);
+	c->tmp[0] = '\0';
 }
 
 int compare_main(int argc, char **argv)
@@ -852,13 +854,13 @@ int compare_main(int argc, char **argv)
 		return 3;
 	}
 	c.exe[n] = '\0';
-	const char *base = getenv("TMPDIR");
-	snprintf(c.tmp, sizeof c.tmp, "%s/lockstorm-compare.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(c.tmp)) {
-		fprintf(stderr, "lockstorm: compare: cannot make a temporary directory: %s\n", strerror(errno));
-		c.tmp[0] = '\0';
+	char why[PATH_MAX + 128];
+	rundir_sweep_stale(); /* a SIGKILLed compare's */
+	if (rundir_temp(&c.tmpd, "lockstorm-compare", ".lockstorm-owned", why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: compare: %s\n", why);
 		return 3;
 	}
+	snprintf(c.tmp, sizeof c.tmp, "%s", c.tmpd.path);
 	if (c.outdir && mkdir(c.outdir, 0777) != 0 && errno != EEXIST) {
 		fprintf(stderr, "lockstorm: compare: -o %s: %s\n", c.outdir, strerror(errno));
 		cleanup(&c);

@@ -563,15 +563,17 @@ static void x_check(struct explorer *ex, struct xexec *x)
 int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 {
 	memset(ex, 0, sizeof *ex);
+	rundir_init(&ex->xrd);
 	ex->cfg = cfg;
 	ex->self = getpid();
 	const char *base = cfg->dir[0] ? cfg->dir : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	struct stat st;
 	if (stat(base, &st) != 0 || !S_ISDIR(st.st_mode))
 		return runcfg_fail(why, len, "--dir %s: not a directory", base);
-	snprintf(ex->xdir, sizeof ex->xdir, "%s/lockstorm-explore-XXXXXX", base);
-	if (!mkdtemp(ex->xdir))
-		return runcfg_fail(why, len, "cannot make a scratch directory in %s: %s", base, strerror(errno));
+	rundir_sweep_stale_in(base); /* a SIGKILLed explorer's */
+	if (rundir_temp_in(&ex->xrd, base, "lockstorm-explore", ".lockstorm-owned", why, len) != 0)
+		return -1;
+	snprintf(ex->xdir, sizeof ex->xdir, "%s", ex->xrd.path);
 	snprintf(ex->store, sizeof ex->store, "%s/store", ex->xdir);
 	snprintf(ex->state_file, sizeof ex->state_file, "%s/state.json", ex->store);
 	/* one CPU for the explorer and its workers (sched.c says why); the
@@ -615,8 +617,7 @@ void explorer_close(struct explorer *ex)
 {
 	if (ex->s)
 		x_kill_all(ex, SCHED_MAX_WORKERS);
-	if (ex->xdir[0])
-		fsutil_rm_tree(ex->xdir);
+	rundir_release(&ex->xrd, 1);
 	fsx_backend = NULL;
 	mfs_close();
 	sched_destroy(ex->s);

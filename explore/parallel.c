@@ -31,8 +31,8 @@
 #include <fcntl.h>
 
 #include "../check/verdict.h"
-#include "../core/fsutil.h"
 #include "../faults/fsx.h"
+#include "../run/rundir.h"
 #include "xint.h"
 
 #define PX_MAX 64
@@ -99,14 +99,16 @@ static int px_has(json_t *arr, const char *s)
 int parallel_explore(struct xcfg *cfg)
 {
 	const unsigned n = cfg->jobs;
-	char tmp[PATH_MAX];
 	struct stat sb;
 	const char *base = cfg->dir[0] ? cfg->dir : stat("/dev/shm", &sb) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(tmp, sizeof tmp, "%s/lockstorm-j.XXXXXX", base);
-	if (!mkdtemp(tmp)) {
-		fprintf(stderr, "lockstorm: explore -j: cannot make a scratch directory in %s: %s\n", base, strerror(errno));
+	struct rundir jd;
+	char why[PATH_MAX + 128];
+	rundir_sweep_stale_in(base); /* a SIGKILLed explorer's */
+	if (rundir_temp_in(&jd, base, "lockstorm-j", ".lockstorm-owned", why, sizeof why) != 0) {
+		fprintf(stderr, "lockstorm: explore -j: %s\n", why);
 		return 3;
 	}
+	const char *tmp = jd.path;
 	if (!cfg->quiet) {
 		say_config(cfg);
 		fprintf(stderr, "lockstorm explore: -j %u: %u explorer processes, schedules k, k+%u, .. each\n", n, n, n);
@@ -310,7 +312,7 @@ int parallel_explore(struct xcfg *cfg)
 		explore_junit(cfg, found, nfound, rc, elapsed);
 	json_decref(hit);
 	free(found);
-	fsutil_rm_tree(tmp);
+	rundir_release(&jd, 1);
 	if (x_interrupted)
 		fprintf(stderr, "lockstorm: interrupted before the %s was spent\n",
 			cfg->schedules ? "schedule budget" : "time budget");

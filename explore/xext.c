@@ -58,6 +58,7 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 int xext_open(struct xext *xe, struct xcfg *cfg, char *why, size_t len)
 {
 	memset(xe, 0, sizeof *xe);
+	rundir_init(&xe->xrd);
 	xe->cfg = cfg;
 	const struct run_config *r = &cfg->run;
 	if (r->nproto != 1) {
@@ -90,12 +91,10 @@ int xext_open(struct xext *xe, struct xcfg *cfg, char *why, size_t len)
 	const char *name = r->proto[0]->name;
 	snprintf(xe->lib, sizeof xe->lib, "%s", strncmp(name, "ext:", 4) ? name : name + 4);
 	const char *base = cfg->dir[0] ? cfg->dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	snprintf(xe->xdir, sizeof xe->xdir, "%s/lockstorm-xext-XXXXXX", base);
-	if (!mkdtemp(xe->xdir)) {
-		snprintf(why, len, "cannot make a work directory in %s: %s", base, strerror(errno));
-		xe->xdir[0] = '\0';
+	rundir_sweep_stale_in(base); /* a SIGKILLed explorer's */
+	if (rundir_temp_in(&xe->xrd, base, "lockstorm-xext", ".lockstorm-owned", why, len) != 0)
 		return 3;
-	}
+	snprintf(xe->xdir, sizeof xe->xdir, "%s", xe->xrd.path);
 	snprintf(xe->store, sizeof xe->store, "%s/store", xe->xdir);
 	snprintf(xe->state, sizeof xe->state, "%s/state.json", xe->store);
 	snprintf(xe->lockp, sizeof xe->lockp, "%s.lock", xe->state);
@@ -128,8 +127,7 @@ void xext_close(struct xext *xe)
 				close(s->ctl);
 			s->ev = s->ctl = -1;
 		}
-	if (xe->xdir[0])
-		nftw(xe->xdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	rundir_release(&xe->xrd, 1);
 	free(xe->rec);
 	xe->rec = NULL;
 }

@@ -83,7 +83,8 @@ struct xext {
 	char cmd[PATH_MAX];
 	int shell;
 	char pylib[PATH_MAX + 32]; /* adapters/lib/pyexplore: Python's seam (sitecustomize) */
-	char xdir[PATH_MAX];     /* our work directory */
+	struct rundir xrd;       /* our work directory, marked and locked (run/rundir.h) */
+	char xdir[PATH_MAX];     /* its path */
 	char store[PATH_MAX + 16];
 	char state[PATH_MAX + 32];
 	char lockp[PATH_MAX + 40];

@@ -31,6 +31,7 @@
 #include "../core/journal.h"
 #include "../core/prng.h"
 #include "../core/sched.h"
+#include "../run/rundir.h"
 #include "../workloads/config.h"
 
 #define X_REC_CAP (1u << 16)            /* journal records one execution may write */
@@ -133,7 +134,8 @@ struct explorer {
 	pid_t pgid;              /* the workers' process group */
 	cpu_set_t old_cpus;      /* the affinity before we pinned ourselves */
 	int pinned;
-	char xdir[PATH_MAX];     /* our work directory (mkdtemp) */
+	struct rundir xrd;       /* our work directory: made, marked and locked as a run's temp folder */
+	char xdir[PATH_MAX];     /* its path */
 	char store[PATH_MAX];
 	char state_file[PATH_MAX];
 	int64_t stale_ms[SCHED_MAX_WORKERS];   /* the checker's */

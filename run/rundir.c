@@ -168,11 +168,17 @@ static int rundir_made(struct rundir *d, char *why, size_t len)
 
 int rundir_temp(struct rundir *d, const char *prefix, const char *marker, char *why, size_t len)
 {
+	return rundir_temp_in(d, tmp_base(), prefix, marker, why, len);
+}
+
+int rundir_temp_in(struct rundir *d, const char *base, const char *prefix, const char *marker, char *why,
+		   size_t len)
+{
 	rundir_init(d);
 	snprintf(d->marker, sizeof d->marker, "%s", marker);
-	snprintf(d->path, sizeof d->path, "%s/%s.XXXXXX", tmp_base(), prefix);
+	snprintf(d->path, sizeof d->path, "%s/%s.XXXXXX", base, prefix);
 	if (!mkdtemp(d->path)) {
-		snprintf(why, len, "cannot make a temporary directory in %s: %s", tmp_base(), strerror(errno));
+		snprintf(why, len, "cannot make a temporary directory in %s: %s", base, strerror(errno));
 		d->path[0] = '\0';
 		return -1;
 	}
@@ -280,21 +286,38 @@ static void sweep_one(const char *path)
 	}
 }
 
-void rundir_sweep_stale(void)
+/* The temp folders lockstorm makes (each marked; see rundir_temp_in's callers). */
+static const char *const temp_prefixes[] = {
+	"lockstorm-work.", "lockstorm-out.",   /* run */
+	"lockstorm-explore.", "lockstorm-j.", /* explore, and -j's reports */
+	"lockstorm-xext.",                     /* explore of an adapter */
+	"lockstorm-compare.",                  /* compare's reports */
+};
+
+void rundir_sweep_stale_in(const char *base)
 {
-	const char *base = tmp_base();
 	DIR *dir = opendir(base);
 	if (!dir)
 		return;
 	struct dirent *de;
 	while ((de = readdir(dir))) {
-		if (strncmp(de->d_name, "lockstorm-work.", 15) && strncmp(de->d_name, "lockstorm-out.", 14))
+		size_t k = 0, n = sizeof temp_prefixes / sizeof temp_prefixes[0];
+		while (k < n && strncmp(de->d_name, temp_prefixes[k], strlen(temp_prefixes[k])))
+			k++;
+		if (k == n)
 			continue;
 		char p[PATH_MAX + 80];
 		snprintf(p, sizeof p, "%s/%s", base, de->d_name);
 		sweep_one(p);
 	}
 	closedir(dir);
+}
+
+void rundir_sweep_stale(void)
+{
+	rundir_sweep_stale_in(tmp_base());
+	if (strcmp(tmp_base(), "/dev/shm")) /* the explorer's default */
+		rundir_sweep_stale_in("/dev/shm");
 }
 
 int rundir_check_writable(const char *file, const char *what, char *why, size_t len)

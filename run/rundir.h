@@ -24,7 +24,8 @@
  *
  * A marker that is not locked belongs to nobody alive: it is taken over,
  * and what it lists may be cleared.  rundir_sweep_stale removes the temp
- * folders of lockstorm runs whose owner died (SIGKILL) before its clean-up.
+ * folders of lockstorm runs, explorers and compares whose owner died
+ * (SIGKILL) before its clean-up.
  *
  * Errors: 0, or -1 with a one-line reason in why (the caller exits 2).
  */
@@ -56,6 +57,9 @@ int rundir_claim(struct rundir *d, const char *path, const char *marker, const c
 		 size_t len);
 /* A fresh $TMPDIR/PREFIX.XXXXXX with its marker; its path in d->path. */
 int rundir_temp(struct rundir *d, const char *prefix, const char *marker, char *why, size_t len);
+/* A fresh BASE/PREFIX.XXXXXX with its marker (the explorer's scratch, in /dev/shm or --dir). */
+int rundir_temp_in(struct rundir *d, const char *base, const char *prefix, const char *marker, char *why,
+		   size_t len);
 /* rundir_temp at exactly PATH (made here; an existing PATH is an error). */
 int rundir_temp_at(struct rundir *d, const char *path, const char *marker, char *why, size_t len);
 /* NAME is about to be made here: record it in the marker. */
@@ -66,8 +70,10 @@ int rundir_clear(struct rundir *d, const char *name, char *why, size_t len);
 /* End of the run.  REMOVE: the temp folder whole, or in a claimed folder
  * the names noted; else the marker says `kept`.  Unlocks. */
 void rundir_release(struct rundir *d, int remove);
-/* Remove $TMPDIR/lockstorm-work.* and lockstorm-out.* of dead owners. */
+/* Remove the temp folders of dead owners (lockstorm-work.*, -out.*, -explore.*,
+ * -j.*, -xext.*, -compare.*) in $TMPDIR and /dev/shm, or in BASE (a --dir). */
 void rundir_sweep_stale(void);
+void rundir_sweep_stale_in(const char *base);
 /* Can FILE be written (its folder exists and is writable, it is no folder)?
  * WHAT names the option in the reason ("--json"). */
 int rundir_check_writable(const char *file, const char *what, char *why, size_t len);

@@ -50,7 +50,7 @@ static std::set<std::string> scratch_dirs(const std::string &base)
 	if (!d)
 		return s;
 	while (struct dirent *de = readdir(d))
-		if (!strncmp(de->d_name, "lockstorm-explore-", 18))
+		if (!strncmp(de->d_name, "lockstorm-explore.", 18))
 			s.insert(de->d_name);
 	closedir(d);
 	return s;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -330,6 +331,46 @@ TEST(IntegLifecycle, TempFoldersOfADeadRunAreRemovedByTheNext)
 	EXPECT_TRUE(exists(d.sub("lockstorm-work.live03")));
 	EXPECT_TRUE(exists(d.sub("lockstorm-work.kept04")));
 	EXPECT_TRUE(exists(d.sub("lockstorm-work.nomark")));
+}
+
+/* The explorer's scratch folders are marked and locked as a run's temp
+ * folders are: a SIGKILLed explorer's is removed by the next explorer on
+ * that folder, once none of its workers lives; a live owner's, or one with
+ * no marker, stays. */
+TEST(IntegLifecycle, AKilledExplorersScratchIsRemovedByTheNext)
+{
+	ScratchDir d;
+	for (const char *dir : { "lockstorm-explore.live01", "lockstorm-j.nomark" })
+		ASSERT_EQ(mkdir(d.sub(dir).c_str(), 0777), 0);
+	put(d.sub("lockstorm-explore.live01/.lockstorm-owned"), "lockstorm pid " + std::to_string(getpid()) + "\n");
+	put(d.sub("lockstorm-j.dead02"), ""); /* a file of that name is no folder: left */
+	std::string killed;
+	{
+		Bg ex("explore -p flock -n 3 --ops 20 --time-budget 10m --dir " + d.path, d.sub("stdout"));
+		ASSERT_TRUE(ex.wait_for("lockstorm explore:")) << ex.errtext;
+		for (const std::string &e : entries(d.path))
+			if (e.rfind("lockstorm-explore.", 0) == 0 && e != "lockstorm-explore.live01")
+				killed = e;
+		ASSERT_FALSE(killed.empty()) << ex.errtext;
+		int fd = open(d.sub(killed + "/.lockstorm-owned").c_str(), O_RDONLY | O_CLOEXEC);
+		ASSERT_GE(fd, 0);
+		EXPECT_NE(flock(fd, LOCK_EX | LOCK_NB), 0) << "a live explorer's marker is locked";
+		kill(ex.pid, SIGKILL);
+		EXPECT_EQ(ex.finish(), 128 + SIGKILL);
+		EXPECT_EQ(flock(fd, LOCK_EX), 0); /* returns once the last of its workers is gone */
+		close(fd);
+	}
+	EXPECT_TRUE(exists(d.sub(killed))) << "nobody removed it yet";
+	CmdResult r = lockstorm("explore -p flock -n 2 --ops 2 --schedules 20 -q --dir " + d.path);
+	EXPECT_EQ(r.status, 0) << r.err;
+	EXPECT_FALSE(exists(d.sub(killed)));
+	EXPECT_TRUE(exists(d.sub("lockstorm-explore.live01")));
+	EXPECT_TRUE(exists(d.sub("lockstorm-j.nomark")));
+	EXPECT_TRUE(exists(d.sub("lockstorm-j.dead02")));
+	for (const std::string &e : entries(d.path))
+		EXPECT_TRUE(e == "lockstorm-explore.live01" || e == "lockstorm-j.nomark" || e == "lockstorm-j.dead02" ||
+			    e == "stdout")
+			<< e << " left behind";
 }
 
 /* The driver signals only process groups it made: a sibling in the caller's
