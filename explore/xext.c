@@ -518,6 +518,28 @@ static const char *xe_pend_words(const struct xext *xe, const struct xe_pend *p,
 	return buf;
 }
 
+/* A library's call (Node's and Python's names) as the seam's kind of call:
+ * which errnos a choice may fail it with (x_op_errs). */
+static unsigned xe_call_fsop(const char *call)
+{
+	static const struct {
+		const char *name;
+		unsigned op;
+	} map[] = {
+		{ "mkdir", FSX_MKDIR }, { "mkdtemp", FSX_MKDIR }, { "rmdir", FSX_RMDIR }, { "rm", FSX_RMDIR },
+		{ "open", FSX_OPEN }, { "writeFile", FSX_OPEN }, { "appendFile", FSX_OPEN },
+		{ "rename", FSX_RENAME }, { "replace", FSX_RENAME }, { "link", FSX_LINK }, { "symlink", FSX_LINK },
+		{ "unlink", FSX_UNLINK }, { "remove", FSX_UNLINK }, { "write", FSX_WRITE },
+		{ "stat", FSX_STAT }, { "lstat", FSX_STAT }, { "fstat", FSX_STAT }, { "access", FSX_STAT },
+		{ "readFile", FSX_READ }, { "read", FSX_READ }, { "fsync", FSX_FSYNC }, { "fdatasync", FSX_FSYNC },
+		{ "readdir", FSX_LIST },
+	};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(call, map[i].name))
+			return map[i].op;
+	return FSX_OP_COUNT; /* close, utimes, flock ...: no errno choice */
+}
+
 static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x)
 {
 	const struct xcfg *cfg = xe->cfg;
@@ -527,6 +549,10 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 	/* an adapter's crash: only when asked for (--max-crashes N), so that a
 	 * plain search of a library stays the stall search it was */
 	const unsigned max_crashes = cfg->crashes_named ? cfg->max_crashes : 0;
+	/* an errno the library's call gets instead of running: also only when
+	 * asked for (--max-faults errno=N) */
+	const unsigned max_errnos = cfg->maxf_set ? cfg->maxf[XK_ERRNO] : 0;
+	unsigned errnos = 0;
 	struct xopt opt[X_MAX_OPTS];
 	for (;;) {
 		/* ops first: they are no decision */
@@ -605,6 +631,12 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 			for (unsigned w = 0; w < xe->n && nopt < X_MAX_OPTS; w++)
 				if (!xe->w[w].stopped && xe->w[w].npend && !xe->w[w].pend[0].sync)
 					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)w, 0 };
+		if (errnos < max_errnos) /* at a worker's oldest call, the errnos of its kind */
+			for (unsigned w = 0; w < xe->n; w++)
+				if (!xe->w[w].stopped && xe->w[w].npend)
+					for (const signed char *e = x_op_errs(xe_call_fsop(xe->w[w].pend[0].call));
+					     *e >= 0 && nopt < X_MAX_OPTS; e++)
+						opt[nopt++] = (struct xopt){ XK_ERRNO, (uint8_t)w, (uint8_t)*e };
 		struct xdec d = { x->decisions, opt, nopt, nrun, current,
 				  current >= 0 && !xe->w[current].stopped && xe->w[current].npend, run_steps };
 		unsigned pick = choose(ctx, &d);
@@ -655,14 +687,28 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 				return -1;
 			continue;
 		}
-		struct xe_pend p = s->pend[o->m];
-		memmove(&s->pend[o->m], &s->pend[o->m + 1], (s->npend - o->m - 1) * sizeof p);
+		/* run a call, or fail the oldest one with an errno (the adapter's
+		 * helper throws it as the call's own error, and nothing is done) */
+		const unsigned k = o->kind == XK_ERRNO ? 0 : o->m;
+		const char *inj = o->kind == XK_ERRNO ? x_err_names[o->m % X_NERRS] : NULL;
+		struct xe_pend p = s->pend[k];
+		memmove(&s->pend[k], &s->pend[k + 1], (s->npend - k - 1) * sizeof p);
 		s->npend--;
 		s->done[0] = '\0';
 		char pw[2 * SCHED_PATH + 32];
-		xe_line_add(xe, x, o->w, XEL_CALL, 0, "w%u %s %s", o->w, xe->lib, xe_pend_words(xe, &p, pw, sizeof pw));
+		if (inj) {
+			unsigned op = xe_call_fsop(p.call);
+			xe_record(xe, o->w, EV_FAULT, x_errs[o->m % X_NERRS], FK_ERRNO,
+				  op < FSX_OP_COUNT ? (int64_t)point_hash(fsx_op_point((enum fsx_op)op)) : 0, 0);
+			xe_line_add(xe, x, o->w, XEL_CALL, 1, "w%u %s %s, failed by lockstorm with %s", o->w, xe->lib,
+				    xe_pend_words(xe, &p, pw, sizeof pw), inj);
+			errnos++;
+		} else {
+			xe_line_add(xe, x, o->w, XEL_CALL, 0, "w%u %s %s", o->w, xe->lib, xe_pend_words(xe, &p, pw, sizeof pw));
+		}
 		size_t li = x->nline - 1;
-		if (xe_send(xe, o->w, "go %u %lld", p.id, (long long)(xe->now_ms + XE_T0)) != 0)
+		const long long at = (long long)(xe->now_ms + XE_T0);
+		if ((inj ? xe_send(xe, o->w, "go %u %lld %s", p.id, at, inj) : xe_send(xe, o->w, "go %u %lld", p.id, at)) != 0)
 			return xe_fail(x, "w%u: cannot write to the adapter", o->w);
 		/* the result comes first, then its events */
 		struct xe_worker *sw = s;

@@ -91,6 +91,14 @@ static unsigned xe_choose_random(void *ctx, const struct xdec *d)
 		if (k)
 			return idx[k == 1 ? 0 : prng_below(&r->rng, k)];
 	}
+	/* an errno now and then, when they are asked for (the loop offers them
+	 * while the budget lasts; without them the draws below are as before) */
+	unsigned ne = 0, first = 0;
+	for (unsigned i = d->nrun; i < d->nopt; i++)
+		if (d->opt[i].kind == XK_ERRNO && !ne++)
+			first = i;
+	if (ne && prng_unit(&r->rng) < 0.05)
+		return first + (unsigned)prng_below(&r->rng, ne);
 	if (prng_unit(&r->rng) < 0.25)
 		return (unsigned)prng_below(&r->rng, d->nrun);
 	return 0;
@@ -343,9 +351,10 @@ int xext_main(struct xcfg *cfg, int argc, char **argv)
 	const struct xshape sh = shape_even(cfg->run.workers, cfg->ops);
 	if (!cfg->quiet)
 		fprintf(stderr, "lockstorm explore: %s (the library itself, %s) / %s, %u workers x %u ops, strategy random, "
-			"seed %llu, stalls <= %u (%.3g x stale), crashes <= %u\n", cfg->run.proto[0]->name, xe.cmd,
-			cfg->run.workload->name, cfg->run.workers, cfg->ops, (unsigned long long)cfg->run.seed, cfg->max_stalls,
-			cfg->stallv[0], cfg->crashes_named ? cfg->max_crashes : 0);
+			"seed %llu, stalls <= %u (%.3g x stale), crashes <= %u, errnos <= %u\n", cfg->run.proto[0]->name,
+			xe.cmd, cfg->run.workload->name, cfg->run.workers, cfg->ops, (unsigned long long)cfg->run.seed,
+			cfg->max_stalls, cfg->stallv[0], cfg->crashes_named ? cfg->max_crashes : 0,
+			cfg->maxf_set ? cfg->maxf[XK_ERRNO] : 0);
 	int64_t t0 = xe_mono_ms(), found = 0;
 	uint64_t k = 0, bounded = 0, found_k = 0;
 	int rc = 0, more = -1;
@@ -478,7 +487,8 @@ int xext_replay_main(const char *path, int quiet, int full, const char *dir)
 		json_t *c = json_array_get(ch, i);
 		const char *kind = json_string_value(json_object_get(c, "do"));
 		dev[i].at = (uint32_t)json_integer_value(json_object_get(c, "at"));
-		dev[i].kind = kind && !strcmp(kind, "stall") ? XK_STALL : kind && !strcmp(kind, "crash") ? XK_CRASH : XK_RUN;
+		int kk = x_kind_parse(kind);
+		dev[i].kind = (uint8_t)(kk == XK_STALL || kk == XK_CRASH || kk == XK_ERRNO ? kk : XK_RUN);
 		dev[i].w = (uint8_t)json_integer_value(json_object_get(c, "w"));
 		dev[i].m = (uint8_t)json_integer_value(json_object_get(c, "m"));
 	}

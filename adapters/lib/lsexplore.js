@@ -9,6 +9,7 @@
  *   adapter (fd 3)                        explorer (stdin)
  *     step K CALL PATH [PATH2]  --->        (a call waits to be granted)
  *     done K ok|ERRNO           --->  <---  go K T      run call K at virtual ms T
+ *                                     <---  go K T ERRNO  fail it with ERRNO, not run
  *     <ns> EVENT ...            --->  <---  time T      the clock is T: due timers fire
  *     next                      --->  <---  op N T | stop
  *     quiet T                   --->        settled; T: its earliest timer (-1 none)
@@ -269,8 +270,21 @@ function announce(name, args, sync) {
 }
 
 let performing = 0; // inside a granted call: the fs calls it makes are its own, no steps
-/* A granted step: the call, `done`, then the result to its caller. */
-function grant(id) {
+/* The error Node would give CALL failing with CODE (the explorer's errno choice). */
+function injected(code, p) {
+	const errno = require('os').constants.errno[code] || 5;
+	const path = show(p.args[0]);
+	const e = new Error(`${code}: injected by lockstorm explore, ${p.name} '${path}'`);
+	e.code = code;
+	e.errno = -errno;
+	e.syscall = p.name;
+	e.path = path;
+	return e;
+}
+
+/* A granted step: the call, `done`, then the result to its caller.  With
+ * INJECT (`go K T ERRNO`) the call is not made: it fails with that errno. */
+function grant(id, inject) {
 	const p = pending.get(id);
 	if (!p)
 		return;
@@ -278,7 +292,10 @@ function grant(id) {
 	let res, err = null;
 	performing++; // what the call does inside (Node 18's readFileSync calls fs.openSync ...) is this step's
 	try {
-		res = perform(p.name, p.args);
+		if (inject)
+			err = injected(inject, p);
+		else
+			res = perform(p.name, p.args);
 	} catch (e) {
 		err = e;
 	} finally {
@@ -326,7 +343,7 @@ for (const name of Object.keys(CALLS)) {
 				stopNow();
 			if (c[0] === 'go') {
 				now = Number(c[2]);
-				grant(Number(c[1]));
+				grant(Number(c[1]), c[3]);
 			}
 		}
 		if (err)
@@ -420,7 +437,7 @@ async function loop() {
 			break;
 		case 'go':
 			now = Number(c[2]);
-			grant(Number(c[1]));
+			grant(Number(c[1]), c[3]);
 			break;
 		case 'time':
 			now = Math.max(now, Number(c[1]));

@@ -9,6 +9,7 @@ does for Node (docs/external-workers.md, "Exploring your own library"):
   adapter (fd 3)                        explorer (stdin)
     step K CALL PATH [PATH2]  --->        (the call waits to be granted)
     quiet -1                  --->  <---  go K T      make call K at virtual ms T
+                                    <---  go K T ERRNO  fail it with ERRNO (not made)
     done K ok|ERRNO           --->  <---  time T      the clock is T
     quiet T                   --->        (sleeping until virtual ms T)
     next, then quiet -1       --->  <---  op N T | stop
@@ -127,6 +128,11 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
             if c[0] == "go" and int(c[1]) == k:
                 _state["now"] = int(c[2])
                 break
+        if len(c) > 3:  # go K T ERRNO: the call fails with it, not made (explore's errno choice)
+            code = getattr(_errno, c[3], _errno.EIO)
+            _out("done %d %s" % (k, c[3]))
+            raise OSError(code, "%s (injected by lockstorm explore)" % os.strerror(code),
+                          *(paths[:1] if paths and not isinstance(paths[0], int) else []))
         _state["busy"] = True
         try:
             r = fn()
