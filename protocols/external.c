@@ -122,7 +122,7 @@ static int64_t ext_wait_budget_ms(const struct lock *lk)
 	return ext_param(lk, "wait_ms", 10000);
 }
 
-#define EXT_OPS(var, NAME, ORIGIN, SUMMARY, PARAMS)                               \
+#define EXT_OPS(var, NAME, ORIGIN, SUMMARY, PARAMS, FLAGS)                        \
 	const struct lock_ops var = {                                             \
 		.name = NAME,                                                     \
 		.origin = ORIGIN,                                                 \
@@ -130,7 +130,7 @@ static int64_t ext_wait_budget_ms(const struct lock *lk)
 		.claims = "",                                                     \
 		.params = PARAMS,                                                 \
 		.points = ext_points,                                             \
-		.flags = LOCK_EXTERNAL,                                           \
+		.flags = LOCK_EXTERNAL | (FLAGS),                                 \
 		.init = ext_init,                                                 \
 		.acquire = ext_unsupported,                                       \
 		.held = ext_held,                                                 \
@@ -141,20 +141,21 @@ static int64_t ext_wait_budget_ms(const struct lock *lk)
 
 EXT_OPS(ext_flock1_ops, "ext:flock1", "util-linux flock(1): flock -w SECONDS FD",
 	"external: a kernel flock taken by the flock(1) tool; freed when the holder dies; never stale",
-	flock1_params);
+	flock1_params, 0);
 EXT_OPS(ext_proper_lockfile_ops, "ext:proper-lockfile", "proper-lockfile (npm): lock() / release()",
 	"external: mkdir <file>.lock, mtime refreshed every update_ms, taken over when older than stale_ms",
-	proper_lockfile_params);
+	proper_lockfile_params, LOCK_AGE_BY_DIR);
 EXT_OPS(ext_npm_lockfile_ops, "ext:npm-lockfile", "lockfile (npm): lock() / unlock()",
-	"external: O_EXCL lock file, removed and retaken when older than stale_ms", npm_lockfile_params);
+	"external: O_EXCL lock file, removed and retaken when older than stale_ms", npm_lockfile_params,
+	LOCK_AGE_BY_DIR);
 EXT_OPS(ext_py_filelock_ops, "ext:py-filelock", "filelock (Debian python3-filelock): FileLock / SoftFileLock",
-	"external: fcntl lock (FileLock) or O_EXCL file (SoftFileLock); neither reclaims", py_filelock_params);
+	"external: fcntl lock (FileLock) or O_EXCL file (SoftFileLock); neither reclaims", py_filelock_params, 0);
 EXT_OPS(ext_liblockfile_ops, "ext:liblockfile", "liblockfile (Debian): lockfile_create / lockfile_remove",
 	"external: link(2)-made lock file with the holder's pid; removed when the holder is dead or it is old",
-	liblockfile_params);
+	liblockfile_params, LOCK_AGE_BY_DIR);
 EXT_OPS(ext_exec_ops, "exec", "--exec CMD: any program that speaks the worker protocol",
 	"external: the command given with --exec (exec'd itself when it is plain words, else by /bin/sh -c)",
-	exec_params);
+	exec_params, LOCK_AGE_BY_DIR);
 
 const struct ext_adapter ext_adapters[] = {
 	{ "flock1", "flock1/run", &ext_flock1_ops, 0, 0 },
@@ -168,10 +169,10 @@ const struct ext_adapter ext_adapters[] = {
 
 /* Fill ops as the tables above are filled. */
 static void ext_external_ops(struct lock_ops *ops, const char *name, const char *origin, const char *summary,
-			     const struct param *params)
+			     const struct param *params, unsigned flags)
 {
 	const struct lock_ops tmpl = { .name = name, .origin = origin, .summary = summary, .claims = "",
-				       .params = params, .points = ext_points, .flags = LOCK_EXTERNAL,
+				       .params = params, .points = ext_points, .flags = LOCK_EXTERNAL | flags,
 				       .init = ext_init, .acquire = ext_unsupported, .held = ext_held,
 				       .release = ext_unsupported, .stale_ms = ext_stale_ms,
 				       .wait_budget_ms = ext_wait_budget_ms };
@@ -193,7 +194,7 @@ static int ext_user_add(const char *dir, const char *name)
 	char pname[64];
 	snprintf(pname, sizeof pname, "ext:%s", m.name);
 	struct lock_ops *ops = &ext_user_ops[ext_nuser];
-	ext_external_ops(ops, strdup(pname), m.origin, m.summary, m.params);
+	ext_external_ops(ops, strdup(pname), m.origin, m.summary, m.params, m.stale ? LOCK_AGE_BY_DIR : 0);
 	struct ext_adapter *a = &ext_user[ext_nuser];
 	a->name = ops->name + 4;
 	a->run = m.run;

@@ -95,7 +95,11 @@ struct lock {
  * entry anyone makes or removes inside it moves that, so the lock is as old
  * as its last lock object made or removed, whoever made it (mkdir-owner: a
  * reclaimer that dies after removing the dead holder's entry leaves a lock
- * that is young again).  The checker's stale judgments count from there. */
+ * that is young again).  The checker's stale judgments count from there.
+ * Adapters whose library has a stale age carry it too: proper-lockfile ages
+ * its directory by mtime, npm's lockfile its file by ctime, liblockfile its
+ * file by age besides the pid; each reclaims a lock left by anyone, a live
+ * maker included, once it is that old (a file has no entries inside). */
 #define LOCK_AGE_BY_DIR 0x20u
 
 /* A mutex the protocol takes.  Entry 0 is the lock itself (acquire to

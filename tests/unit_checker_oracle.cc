@@ -441,3 +441,21 @@ TEST(CheckerOracle, AnEmptyLockLeftByAPublishCheckIsYoungUntilItsStaleAge)
 	run.proto = "lockfile-legacy";
 	EXPECT_EQ(live(run.go(withdrawn(32))), 1u);
 }
+
+/* The same for an adapter whose library reclaims by age alone (a false
+ * alarm of the external explorer's errno choice): npm's lockfile swallows a
+ * failed unlink at release, the lock file stays, and the holder's next
+ * attempt gives up on it at its wait budget, 10 s, just as it turns 10 s
+ * stale.  Until then it is what the library promises; past it the waiter is
+ * blamed.  A library that never reclaims (py-filelock) is blamed at once. */
+TEST(CheckerOracle, ALockAnAdapterLeftIsYoungUntilItsStaleAge)
+{
+	OracleRun run;
+	for (const char *p : { "ext:npm-lockfile", "ext:proper-lockfile", "ext:liblockfile" }) {
+		run.proto = p;
+		EXPECT_EQ(live(run.go(withdrawn(32))), 0u) << p;
+		EXPECT_EQ(live(run.go(withdrawn(1100))), 1u) << p;
+	}
+	run.proto = "ext:py-filelock";
+	EXPECT_EQ(live(run.go(withdrawn(32))), 1u);
+}
