@@ -927,8 +927,8 @@ void fsx_sleep_us(int64_t us)
 int64_t fsx_now_us(void)
 {
 	counts[FSX_NOW]++;
-	if (fsx_sched)
-		return sched_now_ms() * 1000;
+	if (fsx_sched) /* the skew too, as fsx_now_ms: one clock, read in two units */
+		return (sched_now_ms() + sched_skew_ms()) * 1000;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + skew_ms * 1000;

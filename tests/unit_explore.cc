@@ -158,6 +158,15 @@ void stat_then_note(unsigned id, const char *dir, void *)
 	g_shared->t[id] = fsx_now_ms() - t0;
 }
 
+void read_both_clocks(unsigned id, const char *dir, void *)
+{
+	struct fsx_stat st;
+	fsx_stat(dir, &st); /* a step: a decision at which the skew may come */
+	fsx_stat(dir, &st);
+	g_shared->t[2 * id] = fsx_now_ms();
+	g_shared->t[2 * id + 1] = fsx_now_us() / 1000;
+}
+
 void mkdir_then_check_peer(unsigned id, const char *dir, void *)
 {
 	std::string p = path_in(dir, id ? "a1" : "a0");
@@ -186,6 +195,19 @@ TEST(ExploreClock, FileTimesFollowTheVirtualClock)
 	run_script(1, mkdir_sleep_stat);
 	EXPECT_EQ(g_shared->mtime_ms, SCHED_EPOCH_MS); // made at virtual 0
 	EXPECT_EQ(g_shared->age_ms, 7000);
+}
+
+/* A skewed worker's clock is one clock, read in ms or in us (fsx_now_us
+ * ignored the skew, so a wait measured in us and an age in ms disagreed). */
+TEST(ExploreClock, ASkewedClockReadsTheSameInMsAndUs)
+{
+	g_shared = shared();
+	run_script(1, read_both_clocks);
+	const int64_t plain = g_shared->t[0];
+	EXPECT_EQ(g_shared->t[1], plain);
+	run_script(1, read_both_clocks, { xchoice{ 0, XK_SKEW, 0, 0 } });
+	EXPECT_NE(g_shared->t[0], plain) << "the skew was not taken";
+	EXPECT_EQ(g_shared->t[1], g_shared->t[0]);
 }
 
 TEST(ExploreClock, AStallJumpsTheClockPastTheStaleAge)
