@@ -104,6 +104,8 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 		memset(&w->xf, 0, sizeof w->xf);
 		w->skew_ms = w->coarse_ms = 0;
 		w->other_host = 0;
+		w->boot = 0;
+		w->op_base = 0;
 	}
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
@@ -277,9 +279,19 @@ int64_t sched_now_ms(void)
 	return SCHED_EPOCH_MS + atomic_load(&me_s->now_ns) / 1000000;
 }
 
+int sched_vpid_alive(const struct sched *s, pid_t pid)
+{
+	if (pid < SCHED_VPID_BASE || pid >= sched_vpid(SCHED_BOOTS, 0))
+		return -1;
+	unsigned k = (unsigned)(pid - SCHED_VPID_BASE) % SCHED_MAX_WORKERS;
+	unsigned boot = (unsigned)(pid - SCHED_VPID_BASE) / SCHED_MAX_WORKERS;
+	if (k >= s->n)
+		return -1;
+	const struct sched_slot *w = &s->w[k];
+	return w->boot == boot && atomic_load((_Atomic uint32_t *)&w->state) != SS_DONE;
+}
+
 int sched_pid_alive(pid_t pid)
 {
-	if (pid < SCHED_VPID_BASE || pid >= SCHED_VPID_BASE + (pid_t)me_s->n)
-		return -1;
-	return atomic_load(&me_s->w[pid - SCHED_VPID_BASE].state) != SS_DONE;
+	return sched_vpid_alive(me_s, pid);
 }

@@ -98,6 +98,8 @@ struct sched_slot {
 	int64_t skew_ms;             /* from a skew choice on: the worker's clock reads this far off */
 	int64_t coarse_ms;           /* from a coarse-mtime choice on: its stat's times in these steps */
 	uint8_t other_host;          /* from an other-host choice on: it plays a second machine */
+	uint8_t boot;                /* power losses so far: a restarted worker is a new process, */
+	uint32_t op_base;            /* with new pids (sched_vpid) and op numbers from op_base on */
 } __attribute__((aligned(64)));
 
 struct sched {
@@ -144,6 +146,15 @@ int64_t sched_coarse_ms(void);
 int sched_other_host(void);
 /* Is pid one of this execution's workers, and alive?  -1: not a worker's pid. */
 int sched_pid_alive(pid_t pid);
+/* Virtual pids: worker K's (its pid index, cfg_pid_worker) in boot B, and
+ * whether one is a live worker's (1), a dead one's (0) or none of ours (-1).
+ * A restart after a power loss is boot 1: new processes, new numbers. */
+#define SCHED_BOOTS 4
+static inline pid_t sched_vpid(unsigned boot, unsigned k)
+{
+	return SCHED_VPID_BASE + (pid_t)(boot * SCHED_MAX_WORKERS + k);
+}
+int sched_vpid_alive(const struct sched *s, pid_t pid);
 
 #ifdef __cplusplus
 }

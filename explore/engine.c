@@ -112,9 +112,13 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 		return;
 	}
 	unsigned slot = cfg_proto_slot(&cfg->run, id);
+	const unsigned boot = ex->s->w[id].boot; /* 1 after a power loss: a new process */
+	const pid_t vpid = sched_vpid(boot, cfg_pid_worker(&cfg->run, id));
 	struct worker_spec sp = {
 		.id = id,
-		.pid = SCHED_VPID_BASE + (int)cfg_pid_worker(&cfg->run, id),
+		.incarnation = boot,
+		.op_base = ex->s->w[id].op_base,
+		.pid = vpid,
 		.workers = ex->s->n,
 		.seed = cfg->run.seed,
 		.proto = cfg->run.proto[slot],
@@ -127,7 +131,7 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 		.arena = ex->arena,
 		.jmem = &ex->s->jmem,
 		.ops = ex->s->ops[id],
-		.fsx = { .pid = SCHED_VPID_BASE + (pid_t)cfg_pid_worker(&cfg->run, id), .sched = ex->s },
+		.fsx = { .pid = vpid, .sched = ex->s },
 	};
 	if (worker_run(&sp) != 0)
 		_exit(3);
@@ -189,7 +193,33 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	if (mfs_on()) /* its descriptors close */
 		mfs_proc_gone((int)w);
 	atomic_store(&sl->state, SS_DONE);
-	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, SCHED_VPID_BASE + (int64_t)w, 0);
+	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, sched_vpid(sl->boot, cfg_pid_worker(&ex->cfg->run, w)), 0);
+}
+
+/* A worker process for slot I; it waits in sched_finish until granted. */
+static int x_fork(struct explorer *ex, unsigned i)
+{
+	struct sched *s = ex->s;
+	fflush(NULL);
+	atomic_store(&s->w[i].state, SS_IDLE);
+	pid_t pid = fork();
+	if (pid < 0) {
+		atomic_store(&s->w[i].state, SS_DONE);
+		return -1;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != ex->self)
+			_exit(3);
+		setpgid(0, ex->pgid);
+		x_worker(ex, i);
+	}
+	if (setpgid(pid, ex->pgid) != 0 && ex->pgid)
+		setpgid(pid, 0);
+	if (!ex->pgid)
+		ex->pgid = pid;
+	s->w[i].pid = pid;
+	return 0;
 }
 
 static int x_harness(struct xexec *x, const char *fmt, ...)
@@ -245,29 +275,9 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 		nftw(ex->store, stamp_entry, 16, FTW_PHYS);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
-	fflush(NULL);
-	for (unsigned i = 0; i < n; i++) {
-		if (s->w[i].pid > 0)
-			continue;
-		atomic_store(&s->w[i].state, SS_IDLE);
-		pid_t pid = fork();
-		if (pid < 0) {
-			atomic_store(&s->w[i].state, SS_DONE);
+	for (unsigned i = 0; i < n; i++)
+		if (s->w[i].pid <= 0 && x_fork(ex, i) != 0)
 			return x_harness(x, "fork: %s", strerror(errno));
-		}
-		if (pid == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != ex->self)
-				_exit(3);
-			setpgid(0, ex->pgid);
-			x_worker(ex, i);
-		}
-		if (setpgid(pid, ex->pgid) != 0 && ex->pgid)
-			setpgid(pid, 0);
-		if (!ex->pgid)
-			ex->pgid = pid;
-		s->w[i].pid = pid;
-	}
 	if (x_quiet(ex, x))
 		goto fail;
 	/* start them one after another: each runs until its first step; a
@@ -474,6 +484,34 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 				if (live[i])
 					x_kill_one(ex, i, "explore/power-loss");
 			mfs_power_loss();
+			/* ... and the machine comes back: each worker the power killed
+			 * starts again as a new process (new pid, as --respawn does)
+			 * for what was left of its ops, at least one, on the disk it
+			 * finds; the restart is judged with the rest */
+			const unsigned boot = used[XK_POWER];
+			for (unsigned i = 0; i < n && boot < SCHED_BOOTS; i++) {
+				if (!live[i])
+					continue;
+				struct sched_slot *r = &s->w[i];
+				uint32_t base = r->op_no + 1;
+				s->ops[i] = sh->ops[i] > base ? sh->ops[i] - base : 1;
+				r->op_base = base;
+				r->boot = (uint8_t)boot;
+				pause_until[i] = 0;
+				if (x_fork(ex, i) != 0) {
+					x_harness(x, "fork: %s", strerror(errno));
+					goto fail;
+				}
+			}
+			if (x_quiet(ex, x))
+				goto fail;
+			for (unsigned i = 0; i < n && boot < SCHED_BOOTS; i++) {
+				if (!live[i])
+					continue;
+				sched_grant(s, i); /* it runs its set-up, up to its first step */
+				if (x_quiet(ex, x))
+					goto fail;
+			}
 			st->rec_to = s->jmem.n;
 			current = -1;
 		} else {

@@ -230,7 +230,8 @@ static int fault_words(const struct explorer *ex, const struct xstep *st, char *
 		char pers[160];
 		mfs_pers_format(&ex->cfg->fs, pers, sizeof pers);
 		snprintf(buf, len, "the power fails: every worker dies, and the disk keeps only what was fsync'd "
-			 "(file data, and entries whose folder was fsync'd; %s)", pers);
+			 "(file data, and entries whose folder was fsync'd; %s); the machine comes back, and each "
+			 "worker it killed starts again as a new process (a new pid) for the rest of its ops", pers);
 		return 1;
 	}
 	default:

@@ -30,7 +30,7 @@
 void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c)
 {
 	ex->ctl_j.worker = (uint16_t)w;
-	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : SCHED_VPID_BASE + (int32_t)w;
+	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : sched_vpid(ex->s->w[w].boot, w);
 	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
 }
 
@@ -98,8 +98,7 @@ unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt
 			ADD(XK_SPLIT, i, 0);
 		if (sl->fsop == FSX_KILL) {
 			long pid = strtol(sl->path, NULL, 10);
-			int alive = pid >= SCHED_VPID_BASE && pid < SCHED_VPID_BASE + (long)n &&
-				    atomic_load(&((struct sched_slot *)&s->w[pid - SCHED_VPID_BASE])->state) != SS_DONE;
+			int alive = pid <= INT32_MAX && sched_vpid_alive(s, (pid_t)pid) == 1;
 			if (alive && used[XK_PIDDEAD] < maxf[XK_PIDDEAD])
 				ADD(XK_PIDDEAD, i, 0);
 			if (!alive && used[XK_PIDREUSE] < maxf[XK_PIDREUSE])

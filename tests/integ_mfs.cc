@@ -128,6 +128,10 @@ TEST(IntegMfs, PowerLossDropsAnUnsyncedAppendAndKeepsASyncedOne)
 	EXPECT_NE(r.out.find("violated: journal-seq"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("appends seq 1"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("the power fails: every worker dies"), std::string::npos) << r.out;
+	/* the machine comes back: the killed worker starts again, and its restart is judged
+	 * (it appends seq 1 anew on the journal that lost it) */
+	EXPECT_NE(r.out.find("starts again as a new process"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("both appended seq 1"), std::string::npos) << r.out;
 	std::vector<std::string> cex = files(out.path, ".json");
 	ASSERT_EQ(cex.size(), 1u);
 	EXPECT_NE(run_cmd("/bin/cat " + cex[0]).out.find("\"power-loss\""), std::string::npos);

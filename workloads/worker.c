@@ -120,7 +120,7 @@ static int worker_next_op(struct worker *w, const struct worker_spec *sp, long d
 	}
 	if (done >= sp->ops)
 		return 0;
-	w->op = (uint32_t)done;
+	w->op = sp->op_base + (uint32_t)done;
 	if (sp->fsx.sched)
 		sp->fsx.sched->w[sp->id].op_no = w->op;
 	return 1;

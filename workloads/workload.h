@@ -112,6 +112,7 @@ struct worker_spec {
 	const char *journal_path;         /* run: its mapped journal file; NULL: ... */
 	struct journal_mem *jmem;         /* ... explore: the shared in-memory journal */
 	long ops;                         /* explore: this many; WORKER_CLAIM_OPS: claim each from the arena (run) */
+	uint32_t op_base;                 /* explore: its first op's number (a restart after a power loss) */
 	int wait_go;                      /* wait at the arena's start barrier after init */
 	struct fsx_binding fsx;           /* the mode's part: faults, fstate, trace, pid, sched.
 					     worker_run sets worker, journal, arena, rng, lock_path,
