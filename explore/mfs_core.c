@@ -128,6 +128,8 @@ static int inode_alloc(int type)
 	n->type = (uint8_t)type;
 	mfs_ino_take(k);
 	n->atime = n->mtime = n->ctime = n->btime = mfs_now();
+	n->dmtime = n->mtime;
+	n->dctime = n->ctime;
 	n->mode = type == MFS_DIR ? 0755 : 0644;
 	mfs_m->nused++;
 	return k;

@@ -164,6 +164,8 @@ int mfs_fsync(int fd)
 	}
 	int k = mfs_m->ofd[o].node;
 	struct mfs_inode *n = &mfs_m->node[k];
+	n->dmtime = n->mtime; /* the inode goes to disk with what it names or holds */
+	n->dctime = n->ctime;
 	if (n->type == MFS_FILE) {
 		memcpy(mfs_m->ddata[k], mfs_m->data[k], n->size);
 		n->dsize = n->size;
@@ -175,13 +177,15 @@ int mfs_fsync(int fd)
 	return 0;
 }
 
-void mfs_settle(int64_t t_ns)
+/* Everything on disk as it is now (its data, its names, its times). */
+static void persist_all(void)
 {
 	for (int k = 0; k < MFS_INODES; k++) {
 		struct mfs_inode *n = &mfs_m->node[k];
 		if (!n->type)
 			continue;
-		n->atime = n->mtime = n->ctime = n->btime = t_ns;
+		n->dmtime = n->mtime;
+		n->dctime = n->ctime;
 		if (n->type == MFS_FILE) {
 			memcpy(mfs_m->ddata[k], mfs_m->data[k], n->size);
 			n->dsize = n->size;
@@ -190,6 +194,14 @@ void mfs_settle(int64_t t_ns)
 	for (int i = 0; i < mfs_m->ndent; i++)
 		if (mfs_m->dent[i].live || mfs_m->dent[i].durable)
 			dent_persist(i);
+}
+
+void mfs_settle(int64_t t_ns)
+{
+	for (int k = 0; k < MFS_INODES; k++)
+		if (mfs_m->node[k].type)
+			mfs_m->node[k].atime = mfs_m->node[k].mtime = mfs_m->node[k].ctime = mfs_m->node[k].btime = t_ns;
+	persist_all();
 }
 
 /* Reachable from the mount through durable entries: what is on disk. */
@@ -254,7 +266,9 @@ void mfs_power_loss(void)
 		}
 		mfs_m->nused++;
 		n->zombie = n->gone = 0;
-		n->size = n->dsize; /* data not fsync'd is lost */
+		n->size = n->dsize; /* data not fsync'd is lost, and the times its changes gave */
+		n->mtime = n->dmtime;
+		n->ctime = n->dctime;
 		memcpy(mfs_m->data[k], mfs_m->ddata[k], n->size);
 	}
 	/* numbers on disk stay theirs; a clash (a zombie's number handed out

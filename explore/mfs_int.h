@@ -44,6 +44,7 @@ struct mfs_inode {
 	uint32_t size, dsize;    /* now; on disk (fsync'd) */
 	uint64_t ino;
 	int64_t atime, mtime, ctime, btime;
+	int64_t dmtime, dctime;  /* on disk: what an fsync or a write-back last kept (a power loss brings them back) */
 };
 
 /* A name in a directory, now (live, node) and on disk (durable, dnode). */

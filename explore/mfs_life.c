@@ -62,6 +62,8 @@ void mfs_reset(void)
 	root->nlink = 1;
 	root->mode = 0755;
 	root->atime = root->mtime = root->ctime = root->btime = mfs_now();
+	root->dmtime = root->mtime;
+	root->dctime = root->ctime;
 	mfs_m->nused = 1;
 }
 

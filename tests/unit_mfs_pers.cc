@@ -235,6 +235,29 @@ TEST(MfsPers, PowerLossBringsBackARemovalNotSynced)
 	free(buf);
 }
 
+/* A change the power loss takes back takes its times with it: the file is
+ * as old as its last fsync'd state, not as its lost write (a lock judged by
+ * its age after the reboot). */
+TEST(MfsPers, PowerLossTakesBackTheTimesOfWhatItTakesBack)
+{
+	Model m("model");
+	mfs_set_clock(1000000000LL);
+	make_file("lock", "{\"pid\":7}");
+	mfs_settle(1000000000LL);
+	mfs_set_clock(90000000000LL);
+	int fd = fsx_open(P("lock").c_str(), O_WRONLY | O_TRUNC, 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(fsx_write_all(fd, "{\"pid\":8}", 9), 0);
+	EXPECT_EQ(fsx_close(fd), 0);
+	struct fsx_stat st;
+	ASSERT_EQ(fsx_stat(P("lock").c_str(), &st), 0);
+	EXPECT_EQ(st.mtime_ns, 90000000000LL);
+	mfs_power_loss();
+	ASSERT_EQ(fsx_stat(P("lock").c_str(), &st), 0);
+	EXPECT_EQ(st.mtime_ns, 1000000000LL);
+	EXPECT_EQ(st.size, 9u);
+}
+
 TEST(MfsPers, RenameOverIsAtomicAcrossPowerLoss)
 {
 	Model m("model");
