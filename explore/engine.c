@@ -112,11 +112,10 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 		return;
 	}
 	unsigned slot = cfg_proto_slot(&cfg->run, id);
-	const unsigned boot = ex->s->w[id].boot; /* 1 after a power loss: a new process */
-	const pid_t vpid = sched_vpid(boot, cfg_pid_worker(&cfg->run, id));
+	const pid_t vpid = x_vpid(ex, id);
 	struct worker_spec sp = {
 		.id = id,
-		.incarnation = boot,
+		.incarnation = ex->s->w[id].boot, /* 1 after a power loss: a new process */
 		.op_base = ex->s->w[id].op_base,
 		.pid = vpid,
 		.workers = ex->s->n,
@@ -193,7 +192,7 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	if (mfs_on()) /* its descriptors close */
 		mfs_proc_gone((int)w);
 	atomic_store(&sl->state, SS_DONE);
-	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, sched_vpid(sl->boot, cfg_pid_worker(&ex->cfg->run, w)), 0);
+	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, x_vpid(ex, w), 0);
 }
 
 /* A worker process for slot I; it waits in sched_finish until granted. */

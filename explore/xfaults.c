@@ -30,7 +30,7 @@
 void x_log(struct explorer *ex, unsigned w, uint32_t op, int type, int64_t a, int64_t b, int64_t c)
 {
 	ex->ctl_j.worker = (uint16_t)w;
-	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : sched_vpid(ex->s->w[w].boot, w);
+	ex->ctl_j.pid = w == JOURNAL_DRIVER ? (int32_t)getpid() : x_vpid(ex, w);
 	journal_log(&ex->ctl_j, type, op, 0, a, b, c);
 }
 

@@ -268,6 +268,14 @@ extern const char *const x_err_names[X_NERRS];
 const signed char *x_op_errs(unsigned fsop); /* indices into x_errs for a call, -1 ended */
 int64_t x_skew_ms(const struct explorer *ex, unsigned w, unsigned m);
 /* The choice granted the worker's step (run, errno, ...). */
+/* Worker W's pid as the protocols see it: its pid index (cfg_pid_worker:
+ * instances share one) in the numbering of its boot (a restart after a
+ * power loss is a new process, with a new number). */
+static inline pid_t x_vpid(const struct explorer *ex, unsigned w)
+{
+	return sched_vpid(ex->s->w[w].boot, cfg_pid_worker(&ex->cfg->run, w));
+}
+
 static inline int x_ran(unsigned kind)
 {
 	return kind == XK_RUN || (kind >= XK_ERRNO && kind <= XK_PIDDEAD);
