@@ -122,60 +122,50 @@ TEST(IntegXext, Flock1AndPyFilelockPass)
 	}
 }
 
-/* A crash is a choice of the external explorer when asked for: the adapter's
- * process group is killed before one of its calls; a kernel lock (flock1)
- * is released with its holder, so the other worker takes it and every
- * invariant holds.  Without --max-crashes no schedule kills anyone. */
-static int kills_in(const std::string &trace)
+/* A fault kind that is a choice of the external explorer only when asked
+ * for: with OPTION, LIB's 2 x 2 search keeps every invariant over its
+ * SCHEDULES and at least one trace line shows MARK; without it, none does. */
+static int lines_with(const std::string &trace, const std::string &mark)
 {
 	int n = 0;
-	for (size_t at = 0; (at = trace.find("is killed (SIGKILL) before flock1 ", at)) != std::string::npos; at++)
+	for (size_t at = 0; (at = trace.find(mark, at)) != std::string::npos; at++)
 		n++;
 	return n;
 }
 
+static void a_choice_when_asked_for(const std::string &lib, int schedules, const std::string &option,
+				    const std::string &mark)
+{
+	ScratchDir d;
+	const std::string cmd = "LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:" + lib + " -n 2 --ops 2 -s 1 --schedules " +
+				std::to_string(schedules) + " -q --dir " + d.path + " -o " + d.sub("out");
+	CmdResult r = run_cmd(cmd + " " + option);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("no violation: " + std::to_string(schedules) + " schedules"), std::string::npos) << r.out;
+	EXPECT_GT(lines_with(r.err, mark), 0) << r.err;
+	r = run_cmd(cmd);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_EQ(lines_with(r.err, mark), 0) << r.err;
+}
+
+/* A crash: the adapter's process group is killed before one of its calls; a
+ * kernel lock (flock1) is released with its holder, so the other worker
+ * takes it and every invariant holds. */
 TEST(IntegXext, CrashesAreChoicesWhenAskedFor)
 {
 	if (run_cmd("flock --version").status != 0)
 		GTEST_SKIP() << "no flock(1)";
-	ScratchDir d;
-	const std::string cmd = "LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:flock1 -n 2 --ops 2 -s 1 --schedules 30 -q --dir " +
-				d.path + " -o " + d.sub("out");
-	CmdResult r = run_cmd(cmd + " --max-crashes 1");
-	EXPECT_EQ(r.status, 0) << r.out << r.err;
-	EXPECT_NE(r.out.find("no violation: 30 schedules"), std::string::npos) << r.out;
-	EXPECT_GT(kills_in(r.err), 0) << r.err;
-	r = run_cmd(cmd);
-	EXPECT_EQ(r.status, 0) << r.out << r.err;
-	EXPECT_EQ(kills_in(r.err), 0) << r.err;
+	a_choice_when_asked_for("flock1", 30, "--max-crashes 1", "is killed (SIGKILL) before flock1 ");
 }
 
-/* An errno is a choice of the external explorer when asked for (--max-faults
- * errno=N): the library's call is not made and fails with it, as Node's or
- * Python's own error.  py-filelock keeps every invariant under them; without
- * the option no schedule fails a call. */
-static int injected_in(const std::string &trace)
-{
-	int n = 0;
-	for (size_t at = 0; (at = trace.find(", failed by lockstorm with E", at)) != std::string::npos; at++)
-		n++;
-	return n;
-}
-
+/* An errno (--max-faults errno=N): the library's call is not made and fails
+ * with it, as Node's or Python's own error; py-filelock keeps every
+ * invariant under them. */
 TEST(IntegXext, ErrnosAreChoicesWhenAskedFor)
 {
 	if (run_cmd("/usr/bin/python3 -c 'import filelock'").status != 0)
 		GTEST_SKIP() << "no python3-filelock";
-	ScratchDir d;
-	const std::string cmd = "LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:py-filelock -n 2 --ops 2 -s 1 --schedules 40 -q --dir " +
-				d.path + " -o " + d.sub("out");
-	CmdResult r = run_cmd(cmd + " --max-faults errno=1");
-	EXPECT_EQ(r.status, 0) << r.out << r.err;
-	EXPECT_NE(r.out.find("no violation: 40 schedules"), std::string::npos) << r.out;
-	EXPECT_GT(injected_in(r.err), 0) << r.err;
-	r = run_cmd(cmd);
-	EXPECT_EQ(r.status, 0) << r.out << r.err;
-	EXPECT_EQ(injected_in(r.err), 0) << r.err;
+	a_choice_when_asked_for("py-filelock", 40, "--max-faults errno=1", ", failed by lockstorm with E");
 }
 
 /* npm's lockfile swallows every error of its unlock's unlink (its "best
