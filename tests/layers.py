@@ -170,17 +170,8 @@ def fixture():
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] == "--fixture":
-        return fixture()
-    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    findings = check(root)
-    for f in findings:
-        print(f)
-    if findings:
-        print("layers: %d finding(s); the floors are in DESIGN.md \"Layout\"" % len(findings))
-        return 1
-    print("layers: %d includes kept the floors" % len(edges(root)))
-    return 0
+    return treecheck.main(argv, check, fixture, "layers: %d finding(s); the floors are in DESIGN.md \"Layout\"",
+                          lambda root: "layers: %d includes kept the floors" % len(edges(root)))
 
 
 if __name__ == "__main__":

@@ -75,17 +75,8 @@ def fixture():
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] == "--fixture":
-        return fixture()
-    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    findings = check(root)
-    for f in findings:
-        print(f)
-    if findings:
-        print("odr: %d finding(s)" % len(findings))
-        return 1
-    print("odr: no class defined twice at file scope in tests/")
-    return 0
+    return treecheck.main(argv, check, fixture, "odr: %d finding(s)",
+                          lambda root: "odr: no class defined twice at file scope in tests/")
 
 
 if __name__ == "__main__":

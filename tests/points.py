@@ -162,18 +162,9 @@ def fixture():
 
 
 def main(argv):
-    if len(argv) > 1 and argv[1] == "--fixture":
-        return fixture()
-    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    findings = check(root)
-    for f in findings:
-        print(f)
-    if findings:
-        print("points: %d finding(s); a point's name is written once, in its points table (faults/fsx.h)"
-              % len(findings))
-        return 1
-    print("points: every point name is in a points table")
-    return 0
+    return treecheck.main(argv, check, fixture,
+                          "points: %d finding(s); a point's name is written once, in its points table (faults/fsx.h)",
+                          lambda root: "points: every point name is in a points table")
 
 
 if __name__ == "__main__":

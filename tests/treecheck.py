@@ -1,8 +1,25 @@
-"""treecheck.py - what tests/layers.py and tests/points.py share: proving a
-source-tree check on fixture trees (each tree made in a temporary folder must
-give exactly the findings named, the clean one none)."""
+"""treecheck.py - what tests/layers.py, tests/points.py and tests/odr.py share:
+their command line, and proving a source-tree check on fixture trees (each
+tree made in a temporary folder must give exactly the findings named, the
+clean one none)."""
 import os
 import tempfile
+
+
+def main(argv, check, fixture, failed, clean):
+    """A check's command line: `--fixture` runs FIXTURE; else CHECK of ROOT (argv[1], default this
+    checkout) prints each finding, then FAILED % count (exit 1) or CLEAN(root) (exit 0)."""
+    if len(argv) > 1 and argv[1] == "--fixture":
+        return fixture()
+    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    findings = check(root)
+    for f in findings:
+        print(f)
+    if findings:
+        print(failed % len(findings))
+        return 1
+    print(clean(root))
+    return 0
 
 
 def run_fixtures(check, trees, prefix):
