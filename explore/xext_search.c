@@ -61,8 +61,13 @@ static unsigned xe_choose_random(void *ctx, const struct xdec *d)
 	int holding = 0;
 	for (unsigned w = 0; w < r->xe->n; w++)
 		holding |= r->xe->w[w].holding;
-	if (holding && r->holds++ == r->stall_at && d->nopt > d->nrun) {
-		unsigned pick = d->nrun + (unsigned)prng_below(&r->rng, d->nopt - d->nrun);
+	/* the options: runs, then stalls and crashes, then errnos (when asked for) */
+	unsigned ne = 0, first = d->nopt;
+	for (unsigned i = d->nrun; i < d->nopt; i++)
+		if (d->opt[i].kind == XK_ERRNO && !ne++)
+			first = i;
+	if (holding && r->holds++ == r->stall_at && first > d->nrun) { /* a stall or crash, never an errno */
+		unsigned pick = d->nrun + (unsigned)prng_below(&r->rng, first - d->nrun);
 		r->stalled = d->opt[pick].w;
 		r->others_until = d->at + 40;
 		r->acq_at_stall = r->xe->acquires;
@@ -93,10 +98,6 @@ static unsigned xe_choose_random(void *ctx, const struct xdec *d)
 	}
 	/* an errno now and then, when they are asked for (the loop offers them
 	 * while the budget lasts; without them the draws below are as before) */
-	unsigned ne = 0, first = 0;
-	for (unsigned i = d->nrun; i < d->nopt; i++)
-		if (d->opt[i].kind == XK_ERRNO && !ne++)
-			first = i;
 	if (ne && prng_unit(&r->rng) < 0.05)
 		return first + (unsigned)prng_below(&r->rng, ne);
 	if (prng_unit(&r->rng) < 0.25)
