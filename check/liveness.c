@@ -226,11 +226,36 @@ static int ck_left_young(const struct ck *c, unsigned w, const struct ck_obj *o,
  * killed taker; a dead holder's lock only once the protocol's promise to
  * reclaim it is due, see ck_dead_young) or a release removed nothing and the
  * process now waits on itself (K-VL-3).  Each message names its rule. */
+/* Did W's attempt, ending at R, meet a live holder less than a whole budget
+ * before it gave up?  One that met none at all did not; nor did one whose
+ * last holder died (or let go) a whole budget (its own stalls and other
+ * workers' clock jumps taken out) before the give-up: the waiter then waited
+ * its budget on nobody (K-VL-2: the holder dies, the reclaimer dies inside
+ * .recovery, and a waiter that began while the first still held times out). */
+static int ck_met_holder(const struct ck *c, unsigned w, const struct jrec *r, uint64_t *since_seq)
+{
+	const struct ck_worker *s = &c->w[w];
+	*since_seq = s->att_seq;
+	if (!s->att_held && s->att_epoch == c->acq_epoch)
+		return 0;
+	if (!c->stretch_open || !c->stretch_started || c->stretch_ns <= s->att_ns)
+		return 1;
+	*since_seq = c->stretch_seq; /* the wait on nobody began there */
+	int64_t budget = ck_budget(c, w);
+	if (budget == LS_NEVER || budget < 1 || budget > INT64_MAX / (4 * NS_PER_MS))
+		return 1;
+	uint64_t waited = ck_since(r->ns, c->stretch_ns);
+	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
+	waited = waited > not_own ? waited - not_own : 0;
+	return waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS;
+}
+
 void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 {
 	struct ck_worker *s = &c->w[w];
 	char rule[200];
-	if (!s->attempting || s->att_held || s->att_epoch != c->acq_epoch || ck_occupied(c) || !c->nobjs ||
+	uint64_t since = 0;
+	if (!s->attempting || ck_met_holder(c, w, r, &since) || ck_occupied(c) || !c->nobjs ||
 	    ck_taker_inside(c, w))
 		return;
 	uint64_t waited = ck_waited_budget(c, w, r);
@@ -239,7 +264,7 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 	const struct ck_obj *o = NULL;
 	for (size_t i = 0; i < c->nobjs && !o; i++) {
 		const struct ck_obj *x = &c->objs[i];
-		if (!ck_abandoned(c, x, s->att_seq))
+		if (!ck_abandoned(c, x, since))
 			continue;
 		if (x->orphan && x->creator >= 0 && ck_dead_young(c, w, x, s->att_ns, rule, sizeof rule))
 			continue;

@@ -218,6 +218,37 @@ TEST(CheckerOracle, DeadHoldersYoungLockIsCaughtWhenThePidCheckIsClaimed)
 	EXPECT_NE(text(r).find("rule dead-holder: the protocol claims"), std::string::npos) << text(r);
 }
 
+/* K-VL-2's shape: w1's attempt began while w0 still held (the explorer
+ * journals every worker's attempt at its start); w0 dies at 1 ms and its
+ * reclaimer dies inside .recovery (not journalled as a hold): w1 then waits
+ * its whole budget on nobody and is caught.  Its twins: a holder that dies
+ * less than a budget before the give-up met w1 as a live holder, and so did
+ * a holder alive to the end. */
+TEST(CheckerOracle, AWaiterThatBeganWhileTheHolderLivedIsCaughtAWholeBudgetAfterItDied)
+{
+	OracleRun run;
+	run.proto = "lockfile-legacy";
+	Hist h;
+	h.ev(1, EV_ATTEMPT, 0, 0);
+	h.take(0, 0, 0.1).crash(0, 1);
+	h.ev(1, EV_BUSY, 0, 101.5);
+	check_result r = run.go(h);
+	EXPECT_EQ(live(r), 1u);
+	EXPECT_NE(text(r).find("left when it died"), std::string::npos) << text(r);
+
+	Hist soon; /* died 40 ms before the give-up: a live holder for most of the wait */
+	soon.ev(1, EV_ATTEMPT, 0, 0);
+	soon.take(0, 0, 0.1).crash(0, 61);
+	soon.ev(1, EV_BUSY, 0, 101.5);
+	EXPECT_EQ(live(run.go(soon)), 0u) << text(run.go(soon));
+
+	Hist stalled; /* the same wait, but a 50 ms stall of w1 inside it: not its own wait */
+	stalled.ev(1, EV_ATTEMPT, 0, 0);
+	stalled.take(0, 0, 0.1).crash(0, 1).stall(1, 20, 50);
+	stalled.ev(1, EV_BUSY, 0, 101.5);
+	EXPECT_EQ(live(run.go(stalled)), 0u) << text(run.go(stalled));
+}
+
 /* (c) virtual time: w2's 90 s stall moves w1's clock; w1's own wait was a
  * single try (budget 0) or a few ms, so it waited on nobody. */
 TEST(CheckerOracle, AnotherWorkersClockJumpIsNoWaitersWait)
