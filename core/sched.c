@@ -105,6 +105,7 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 		w->skew_ms = w->coarse_ms = 0;
 		w->other_host = 0;
 		w->boot = 0;
+		w->restarts = 0;
 		w->op_base = 0;
 	}
 	s->jmem.n = 0;

@@ -98,6 +98,7 @@ struct sched_slot {
 	int64_t skew_ms;             /* from a skew choice on: the worker's clock reads this far off */
 	int64_t coarse_ms;           /* from a coarse-mtime choice on: its stat's times in these steps */
 	uint8_t other_host;          /* from an other-host choice on: it plays a second machine */
+	uint8_t restarts;            /* its restarts (power loss, a restart choice): a new process each */
 	uint8_t boot;                /* power losses so far: a restarted worker is a new process, */
 	uint32_t op_base;            /* with new pids (sched_vpid) and op numbers from op_base on */
 } __attribute__((aligned(64)));

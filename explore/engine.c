@@ -115,7 +115,7 @@ static void x_worker_exec(struct explorer *ex, unsigned id)
 	const pid_t vpid = x_vpid(ex, id);
 	struct worker_spec sp = {
 		.id = id,
-		.incarnation = ex->s->w[id].boot, /* 1 after a power loss: a new process */
+		.incarnation = ex->s->w[id].restarts, /* a new process's prng: new uuids and tokens */
 		.op_base = ex->s->w[id].op_base,
 		.pid = vpid,
 		.workers = ex->s->n,
@@ -219,6 +219,22 @@ static int x_fork(struct explorer *ex, unsigned i)
 		ex->pgid = pid;
 	s->w[i].pid = pid;
 	return 0;
+}
+
+/* Worker I, killed, starts again as a new process for what was left of its
+ * ops (at least one) on the disk it finds: with the numbering of BOOT (a
+ * power loss's new one, or the same as before for a restart choice).  Its
+ * set-up runs when it is granted; -1 if the fork failed. */
+static int x_restart(struct explorer *ex, const struct xshape *sh, unsigned i, unsigned boot)
+{
+	struct sched *s = ex->s;
+	struct sched_slot *r = &s->w[i];
+	uint32_t base = r->op_no + 1;
+	s->ops[i] = sh->ops[i] > base ? sh->ops[i] - base : 1;
+	r->op_base = base;
+	r->boot = (uint8_t)boot;
+	r->restarts++;
+	return x_fork(ex, i);
 }
 
 static int x_harness(struct xexec *x, const char *fmt, ...)
@@ -491,13 +507,8 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			for (unsigned i = 0; i < n && boot < SCHED_BOOTS; i++) {
 				if (!live[i])
 					continue;
-				struct sched_slot *r = &s->w[i];
-				uint32_t base = r->op_no + 1;
-				s->ops[i] = sh->ops[i] > base ? sh->ops[i] - base : 1;
-				r->op_base = base;
-				r->boot = (uint8_t)boot;
 				pause_until[i] = 0;
-				if (x_fork(ex, i) != 0) {
+				if (x_restart(ex, sh, i, boot) != 0) {
 					x_harness(x, "fork: %s", strerror(errno));
 					goto fail;
 				}
@@ -511,6 +522,23 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 				if (x_quiet(ex, x))
 					goto fail;
 			}
+			st->rec_to = s->jmem.n;
+			current = -1;
+		} else if (st->kind == XK_RESTART) {
+			/* killed, and started again at once with the same pid: a dead
+			 * holder's recorded pid is alive again, and its own (K-VL-4) */
+			used[XK_RESTART]++;
+			x_kill_one(ex, w, "explore/crash");
+			pause_until[w] = 0;
+			if (x_restart(ex, sh, w, s->w[w].boot) != 0) {
+				x_harness(x, "fork: %s", strerror(errno));
+				goto fail;
+			}
+			if (x_quiet(ex, x))
+				goto fail;
+			sched_grant(s, w); /* it runs its set-up, up to its first step */
+			if (x_quiet(ex, x))
+				goto fail;
 			st->rec_to = s->jmem.n;
 			current = -1;
 		} else {

@@ -42,6 +42,7 @@ enum xkind {
 	XK_COARSE,    /* w's stat sees file times in whole 2 s steps */
 	XK_OTHERHOST, /* w plays a second machine (its hostname reads differ) */
 	XK_POWER,     /* power fails (modelled file system only): every worker dies, what was not fsync'd is lost */
+	XK_RESTART,   /* w is killed and started again at once with the same pid (a container's, a tab's numbering) */
 	XK__COUNT
 };
 

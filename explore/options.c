@@ -69,7 +69,9 @@ static const char explore_usage[] =
 	"                           pid-dead (a live holder's pid answers ESRCH), sweep (the empty\n"
 	"                           folders beside the lock are removed), skew (a worker's clock runs\n"
 	"                           +-K stale ages off), coarse-mtime (its stat sees 2 s steps),\n"
-	"                           other-host (it plays a second machine).  Default 1 of each\n"
+	"                           other-host (it plays a second machine), restart (a worker is\n"
+	"                           killed and starts again at once with the same pid, as in a\n"
+	"                           container or a tab).  Default 1 of each\n"
 	"                           (dfs: stall and crash only, unless this option is given);\n"
 	"                           power-loss (the power fails: every worker dies, whatever was not\n"
 	"                           fsync'd is lost, and the workers it killed start again as new\n"
@@ -169,7 +171,8 @@ static int parse_strategy(struct xcfg *c, const char *s, char *why, size_t len)
 }
 
 const char *const kind_names[XK__COUNT] = { "run", "stall", "crash", "pause", "errno", "short-write", "split-write",
-					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host", "power-loss" };
+					     "pid-reuse", "pid-dead", "sweep", "skew", "coarse-mtime", "other-host", "power-loss",
+					     "restart" };
 
 int x_kind_parse(const char *name)
 {
@@ -245,7 +248,8 @@ static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t l
 		int k = strcmp(t, "all") ? x_kind_parse(t) : XK__COUNT;
 		if (k < 0 || k == XK_RUN || k == XK_PAUSE) {
 			return runcfg_fail(why, len, "--max-faults: unknown kind '%s' (known: all, stall, crash, errno, short-write, "
-				     "split-write, pid-reuse, pid-dead, sweep, skew, coarse-mtime, other-host, power-loss)", t);
+				     "split-write, pid-reuse, pid-dead, sweep, skew, coarse-mtime, other-host, power-loss, "
+				     "restart)", t);
 		}
 		for (int j = k == XK__COUNT ? 0 : k; j < (k == XK__COUNT ? XK__COUNT : k + 1); j++) {
 			if (k == XK__COUNT && j == XK_POWER)

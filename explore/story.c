@@ -182,6 +182,20 @@ static const char *op_verb(unsigned fsop)
 		: fsx_op_name((enum fsx_op)fsop);
 }
 
+/* What a killed worker was about to do: "before its write P", "before its
+ * fstat" (a call on a descriptor names no path), "at its next protocol point". */
+static void kill_when(const struct explorer *ex, const struct xstep *st, char *buf, size_t len)
+{
+	if (st->state != SS_STEP || st->fsop >= FSX_OP_COUNT)
+		snprintf(buf, len, "while it waits");
+	else if (st->fsop == FSX_POINT)
+		snprintf(buf, len, "at its next protocol point%s%s", st->point ? ", past " : "", st->point ? st->point : "");
+	else if (!st->path[0])
+		snprintf(buf, len, "before its %s%s", st->fsop == FSX_STAT ? "f" : "", op_verb(st->fsop));
+	else
+		snprintf(buf, len, "before its %s %s", op_verb(st->fsop), rel(ex, st->path));
+}
+
 /* The fault kinds' steps in plain words; 0: an ordinary step's words. */
 static int fault_words(const struct explorer *ex, const struct xstep *st, char *buf, size_t len)
 {
@@ -226,6 +240,14 @@ static int fault_words(const struct explorer *ex, const struct xstep *st, char *
 	case XK_OTHERHOST:
 		snprintf(buf, len, "w%u plays a second machine from now on (its hostname reads \"<host>-other\")", st->w);
 		return 1;
+	case XK_RESTART: {
+		char when[SCHED_PATH + 64];
+		kill_when(ex, st, when, sizeof when);
+		snprintf(buf, len, "w%u is killed (SIGKILL) %s, and starts again at once as a new process with the "
+			 "same pid (a container or a tab numbers its processes alike at each start) for the rest "
+			 "of its ops", st->w, when);
+		return 1;
+	}
 	case XK_POWER: {
 		char pers[160];
 		mfs_pers_format(&ex->cfg->fs, pers, sizeof pers);
@@ -255,11 +277,9 @@ void step_words(const struct explorer *ex, const struct xstep *st, char *buf, si
 		return;
 	}
 	if (st->kind == XK_CRASH) {
-		if (st->state == SS_STEP && st->fsop < FSX_OP_COUNT)
-			snprintf(buf, len, "w%u is killed (SIGKILL) before its %s %s", st->w, op_verb(st->fsop),
-				 rel(ex, st->path));
-		else
-			snprintf(buf, len, "w%u is killed (SIGKILL) while it waits", st->w);
+		char when[SCHED_PATH + 64];
+		kill_when(ex, st, when, sizeof when);
+		snprintf(buf, len, "w%u is killed (SIGKILL) %s", st->w, when);
 		return;
 	}
 	if (st->state == SS_SLEEP) {

@@ -113,6 +113,8 @@ unsigned x_fault_opts(const struct explorer *ex, struct xopt *opt, unsigned nopt
 		const struct sched_slot *sl = &s->w[i];
 		if (!live[i])
 			continue;
+		if (used[XK_RESTART] < maxf[XK_RESTART] && sl->restarts + 1u < 256u)
+			ADD(XK_RESTART, i, 0);
 		if (used[XK_SKEW] < maxf[XK_SKEW] && !sl->skew_ms)
 			for (unsigned m = 0; m < 2 * ex->cfg->nstallv; m++)
 				ADD(XK_SKEW, i, m);
