@@ -58,8 +58,10 @@ struct xguided {
 	struct xchoice *plan;
 	size_t nplan, capplan, next;
 	int random_all;          /* fresh: a random pick at every decision */
-	uint32_t stall_at, crash_at;
+	struct xfaults f;        /* fresh: its faults, drawn as --strategy random draws them */
 	unsigned tail_permille;
+	uint8_t kinds[XK__COUNT]; /* the fault kinds with a budget (errno, ..., restart): a mutation */
+	unsigned nkinds;          /* may insert one of them too */
 };
 
 struct xguided *guided_new(void)
@@ -133,12 +135,21 @@ static void plan_normalise(struct xguided *g)
 	g->nplan = o;
 }
 
-static struct xchoice random_choice(struct prng *r, unsigned workers, uint32_t span, unsigned nstallv)
+/* A fresh deviation: a run, stall, pause or crash, or (one in six, when the
+ * run gives them a budget) one of the other fault kinds, its m drawn small:
+ * the chooser takes the option of that kind and worker nearest to it. */
+static struct xchoice random_choice(const struct xguided *g, struct prng *r, unsigned workers, uint32_t span,
+				    unsigned nstallv)
 {
 	struct xchoice c = { 0 };
 	c.at = (uint32_t)prng_below(r, span ? span : 32);
 	c.w = (uint8_t)prng_below(r, workers ? workers : 1);
-	unsigned k = (unsigned)prng_below(r, 10);
+	unsigned k = (unsigned)prng_below(r, g->nkinds ? 12 : 10);
+	if (k >= 10) {
+		c.kind = g->kinds[prng_below(r, g->nkinds)];
+		c.m = (uint8_t)prng_below(r, 8);
+		return c;
+	}
 	c.kind = k < 6 ? XK_RUN : k < 8 ? XK_STALL : k < 9 ? XK_PAUSE : XK_CRASH;
 	if (c.kind == XK_STALL || c.kind == XK_PAUSE)
 		c.m = (uint8_t)prng_below(r, nstallv ? nstallv : 1);
@@ -169,13 +180,13 @@ static void mutate_once(struct xguided *g, const struct gd_entry *other, unsigne
 		g->plan[i].w = (uint8_t)prng_below(r, workers ? workers : 1);
 		break;
 	case 3: /* another kind */
-		g->plan[i] = (struct xchoice){ g->plan[i].at, random_choice(r, workers, span, nstallv).kind,
+		g->plan[i] = (struct xchoice){ g->plan[i].at, random_choice(g, r, workers, span, nstallv).kind,
 					       g->plan[i].w, (uint8_t)prng_below(r, nstallv ? nstallv : 1) };
 		break;
 	case 4:
 	case 5: /* insert */
 		if (plan_reserve(g, g->nplan + 1) == 0)
-			g->plan[g->nplan++] = random_choice(r, workers, span, nstallv);
+			g->plan[g->nplan++] = random_choice(g, r, workers, span, nstallv);
 		break;
 	default: { /* splice: ours before the cut, the other's from it */
 		uint32_t cut = (uint32_t)prng_below(r, span ? span : 32);
@@ -215,18 +226,6 @@ const struct xchoice *guided_plan(const struct xguided *g, size_t *n)
 
 /* ---- the chooser ---- */
 
-static unsigned pick_kind(struct prng *r, const struct xdec *d, int crash)
-{
-	unsigned lo = d->nrun, n = 0, first = 0;
-	for (unsigned i = lo; i < d->nopt; i++)
-		if ((d->opt[i].kind == XK_CRASH) == crash) {
-			if (!n)
-				first = i;
-			n++;
-		}
-	return n ? first + (unsigned)prng_below(r, n) : 0;
-}
-
 static unsigned choose_guided(void *ctx, const struct xdec *d)
 {
 	struct xguided *g = ctx;
@@ -234,16 +233,19 @@ static unsigned choose_guided(void *ctx, const struct xdec *d)
 		g->next++;
 	if (g->next < g->nplan && g->plan[g->next].at == d->at) {
 		const struct xchoice *c = &g->plan[g->next++];
+		unsigned near = 0;
 		for (unsigned i = 0; i < d->nopt; i++)
-			if (d->opt[i].kind == c->kind && d->opt[i].w == c->w && d->opt[i].m == c->m)
-				return i;
-		return 0;
+			if (d->opt[i].kind == c->kind && d->opt[i].w == c->w) {
+				if (d->opt[i].m == c->m)
+					return i;
+				if (!near && c->kind >= XK_ERRNO) /* another errno, skew, ... of the kind */
+					near = i;
+			}
+		return near;
 	}
 	if (g->random_all) {
 		unsigned p = 0;
-		if (d->at == g->stall_at && (p = pick_kind(&g->rng, d, 0)))
-			return p;
-		if (d->at == g->crash_at && (p = pick_kind(&g->rng, d, 1)))
+		if (x_faults_pick(&g->f, &g->rng, d, &p))
 			return p;
 		return (unsigned)prng_below(&g->rng, d->nrun);
 	}
@@ -267,13 +269,15 @@ int guided_run(struct explorer *ex, const struct xcfg *cfg, struct xguided *g, c
 	g->next = 0;
 	g->nplan = 0;
 	g->random_all = 0;
-	g->stall_at = g->crash_at = UINT32_MAX;
 	g->tail_permille = GD_TAIL_PERMILLE;
+	g->nkinds = 0;
+	for (int j = XK_ERRNO; j < XK__COUNT; j++)
+		if (cfg->maxf[j])
+			g->kinds[g->nkinds++] = (uint8_t)j;
 	if (!g->n || prng_below(&g->rng, GD_FRESH) == 0) {
 		uint32_t mean = ex->cal_execs ? (uint32_t)((ex->cal_dsum + ex->cal_execs - 1) / ex->cal_execs) : 32;
 		g->random_all = 1;
-		g->stall_at = prng_unit(&g->rng) < 0.75 ? (uint32_t)prng_below(&g->rng, mean ? mean : 32) : UINT32_MAX;
-		g->crash_at = prng_unit(&g->rng) < 0.25 ? (uint32_t)prng_below(&g->rng, mean ? mean : 32) : UINT32_MAX;
+		x_faults_draw(&g->f, &g->rng, mean, cfg, k); /* every kind, as random's */
 		g->fresh++;
 	} else {
 		struct gd_entry *p = &g->corpus[pick_parent(g)];

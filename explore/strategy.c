@@ -36,14 +36,18 @@
 /* The first stall and the crash are drawn first, so that a run with one
  * stall draws what it always drew; further stalls (--max-stalls 2..4)
  * after them. */
-static void faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched)
+void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched)
 {
 	uint32_t k = kest ? kest : 32;
 	unsigned max_stalls = cfg->max_stalls;
 	f->stall_at[0] = prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
-	f->crash_at = prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	f->crash_at[0] = prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 	for (unsigned i = 1; i < 4; i++)
 		f->stall_at[i] = i < max_stalls && prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	/* more crashes as the budget allows (K-VL-2 needs a holder and its
+	 * reclaimer dead); with one, the draws are what they always were */
+	for (unsigned i = 1; i < 4; i++)
+		f->crash_at[i] = i < cfg->max_crashes && prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 	/* the other kinds, from a stream of their own: in one execution of two a
 	 * kind drawn uniformly among those with a budget, at a decision drawn as
 	 * a stall's; more draws as the budgets allow (at most 4) */
@@ -63,7 +67,7 @@ static void faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const 
 	}
 }
 
-static int faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
+int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
 {
 	unsigned nst = 0, ncr = 0, st0 = 0, cr0 = 0;
 	for (unsigned i = d->nrun; i < d->nopt; i++) {
@@ -78,10 +82,11 @@ static int faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, 
 			*pick = st0 + (unsigned)prng_below(r, nst);
 			return 1;
 		}
-	if (d->at == f->crash_at && ncr) {
-		*pick = cr0 + (unsigned)prng_below(r, ncr);
-		return 1;
-	}
+	for (unsigned i = 0; i < 4 && ncr; i++)
+		if (d->at == f->crash_at[i]) {
+			*pick = cr0 + (unsigned)prng_below(r, ncr);
+			return 1;
+		}
 	/* the other kinds: at the first decision from f_at that offers one of the kind */
 	for (unsigned i = 0; i < 4; i++) {
 		if (f->f_at[i] == UINT32_MAX || d->at < f->f_at[i])
@@ -103,7 +108,7 @@ static unsigned choose_random(void *ctx, const struct xdec *d)
 {
 	struct xrandom *r = ctx;
 	unsigned pick;
-	if (faults_pick(&r->f, &r->rng, d, &pick))
+	if (x_faults_pick(&r->f, &r->rng, d, &pick))
 		return pick;
 	return (unsigned)prng_below(&r->rng, d->nrun);
 }
@@ -124,14 +129,14 @@ static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean,
 	uint32_t k = kest ? kest : 32;
 	for (unsigned i = 1; i < p->d && i < 16; i++)
 		p->change[i] = (uint32_t)prng_below(&p->rng, k);
-	faults_draw(&p->f, &p->rng, kmean, cfg, sched);
+	x_faults_draw(&p->f, &p->rng, kmean, cfg, sched);
 }
 
 static unsigned choose_pct(void *ctx, const struct xdec *d)
 {
 	struct xpct *p = ctx;
 	unsigned pick;
-	if (faults_pick(&p->f, &p->rng, d, &pick))
+	if (x_faults_pick(&p->f, &p->rng, d, &pick))
 		return pick;
 	for (;;) {
 		unsigned best = 0;
@@ -252,7 +257,7 @@ int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *s
 {
 	if (cfg->strategy == XS_RANDOM) {
 		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
-		faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg, k);
+		x_faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg, k);
 		return x_exec(ex, sh, choose_random, &st->rnd, x);
 	}
 	if (cfg->strategy == XS_PCT) {

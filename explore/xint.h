@@ -161,7 +161,7 @@ struct explorer {
  * each at a decision drawn uniformly over the mean length of an execution
  * (the longest can be a waiter's long loop: most draws would miss). */
 struct xfaults {
-	uint32_t stall_at[4], crash_at; /* UINT32_MAX: none this execution */
+	uint32_t stall_at[4], crash_at[4]; /* UINT32_MAX: none this execution */
 	struct prng frng;        /* the other kinds draw from a stream of their own: the stalls and
 				  * crashes of a seed stay what they were */
 	uint32_t f_at[4];        /* the other kinds: at the first decision from f_at that offers f_kind */
@@ -171,6 +171,10 @@ struct xrandom {
 	struct prng rng;
 	struct xfaults f;
 };
+/* strategy.c: draw an execution's faults (random, PCT, guided's fresh
+ * schedules); at decision D, pick one drawn for it (1, *PICK) or not (0). */
+void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched);
+int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick);
 /* PCT (Burckhardt et al., ASPLOS 2010): random distinct priorities d..d+n-1,
  * d-1 change points over the run's steps; at change point i the worker about
  * to run drops to priority i; the highest-priority worker that can run, runs. */
