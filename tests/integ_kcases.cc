@@ -111,6 +111,64 @@ TEST(IntegKcases, KVL1EmptyLockOfAKilledTaker)
 	      { "is killed (SIGKILL) before its write state.json.lock", "left when it died" });
 }
 
+/* K-VL-2: the holder dies, its reclaimer dies between creating .recovery and
+ * writing it, and the third worker times out on the dead holder's lock
+ * (3.0.155 never removes a leftover .recovery).  Two deaths: beyond the
+ * default budget of one crash, so the command names crash=2; found at
+ * schedule 2616 of seed 1.  3.0.157 reclaims a .recovery whose maker is dead. */
+TEST(IntegKcases, KVL2LeftoverRecoveryBlocksEveryReclaim)
+{
+	kcase("-p lockfile-legacy -n 3 --ops 1 --max-faults all=0,crash=2 --all --schedules 3000 --time-budget 10m",
+	      "liveness", { "is killed (SIGKILL) before its write state.json.lock.recovery", "left when it died" });
+	ScratchDir dir;
+	CmdResult r = lockstorm("explore -p lockfile-recorded -n 3 --ops 1 --max-faults all=0,crash=2 -q -s 1 "
+				"--schedules 3000 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+/* K-VL-4: a process killed with the lock and started again with the same
+ * pid (a container's or a tab's numbering: the explorer's restart choice)
+ * finds a lock recorded with its own pid, which 3.0.155 takes for a live
+ * holder's and waits on; 3.0.157's own-pid rule reclaims it at once.  The
+ * plain command finds it first; the exhaustive restart-only search shows the
+ * case proper (the record written, the restart before the release). */
+TEST(IntegKcases, KVL4AnEarlierProcessNumberedAsThisOne)
+{
+	kcase("-p lockfile-legacy -w hold -n 1 --ops 2 --all --schedules 300 --time-budget 10m", "liveness",
+	      { "starts again at once as a new process with the same pid", "it left itself when it was killed" }, 10);
+	kcase("-p lockfile-legacy -w hold -n 1 --ops 2 --max-faults all=0,restart=1 --strategy dfs:preempt=0 --all "
+	      "--no-shrink --time-budget 10m", "liveness",
+	      { "w0 holds the lock", "is killed (SIGKILL) before its unlink state.json.lock, and starts again",
+		"it left itself when it was killed" });
+	ScratchDir dir;
+	CmdResult r = lockstorm("explore -p lockfile-recorded -w hold -n 1 --ops 2 --max-faults all=0,restart=1 "
+				"--strategy dfs:preempt=0 -q -s 1 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("bounded space exhausted"), std::string::npos) << r.out;
+}
+
+/* K-VL-6: a 3.0.155 taker whose record write fails (ENOSPC) holds the empty
+ * lock anyway; a 3.0.157 process reclaims an empty lock past its 5 s grace
+ * while that holder lives (here: stalled 30 s).  An errno and a stall in one
+ * schedule, in a mixed fleet: guided search finds it (schedule 261 of seed
+ * 1; random does not in 4000).  3.0.157 alone never holds an unrecorded
+ * take. */
+TEST(IntegKcases, KVL6RecordWrittenBestEffortIsReclaimedWhileLive)
+{
+	kcase("-p lockfile-legacy,lockfile-recorded -n 2 --ops 1 --strategy guided --max-faults all=0,errno=1,stall=1 "
+	      "--all --schedules 1000 --time-budget 10m", "exclusion",
+	      { "w0 write state.json.lock -> ENOSPC (injected", "w0 holds the lock", "removes the lock object w0 made" });
+	ScratchDir dir;
+	CmdResult r = lockstorm("explore -p lockfile-recorded -n 2 --ops 1 --strategy guided "
+				"--max-faults all=0,errno=1,stall=1 --all -q -s 1 --schedules 1000 --time-budget 10m -o " +
+				dir.sub("out") + " --dir " + dir.path);
+	EXPECT_NE(r.status, 2) << r.out << r.err;
+	EXPECT_NE(r.out.find("explored 1000 schedules"), std::string::npos) << r.out;
+	for (const char *e : { "ENOSPC (injected: the call fails without acting): w0 holds the lock",
+			       "ENOSPC (injected: the call fails without acting): w1 holds the lock" })
+		EXPECT_EQ(r.out.find(e), std::string::npos) << r.out;
+}
+
 /* K-VL-3: on a file system whose fstat and lstat disagree (the model's tab
  * personality: split=yes) 3.0.155's release by inode never unlinks, and the
  * same process then waits on its own lock; 3.0.157 releases by token. */
