@@ -296,9 +296,9 @@ void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
 			     (unsigned long long)o->seq);
 	else if (o->creator == (int32_t)w)
 		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, (int32_t)w, 0, o->seq,
-			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object it left itself "
-			     "when it was killed, before it started again as a new process (made at seq %llu); no "
-			     "live worker held the lock meanwhile (%s)",
+			     "w%u gave up (op %u, seq %llu) after %.1f ms waiting on a lock object it left when it "
+			     "died (it was killed and started again as a new process; made at seq %llu); no live "
+			     "worker held the lock meanwhile (%s)",
 			     w, r->op, (unsigned long long)r->seq, took, (unsigned long long)o->seq, rule);
 	else
 		ck_violation(c, INV_LIVENESS, (int32_t)w, r->op, r->seq, o->creator, 0, o->seq,

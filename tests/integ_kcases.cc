@@ -135,11 +135,11 @@ TEST(IntegKcases, KVL2LeftoverRecoveryBlocksEveryReclaim)
 TEST(IntegKcases, KVL4AnEarlierProcessNumberedAsThisOne)
 {
 	kcase("-p lockfile-legacy -w hold -n 1 --ops 2 --all --schedules 300 --time-budget 10m", "liveness",
-	      { "starts again at once as a new process with the same pid", "it left itself when it was killed" }, 10);
+	      { "starts again at once as a new process with the same pid", "it left when it died (it was killed and started again" }, 10);
 	kcase("-p lockfile-legacy -w hold -n 1 --ops 2 --max-faults all=0,restart=1 --strategy dfs:preempt=0 --all "
 	      "--no-shrink --time-budget 10m", "liveness",
 	      { "w0 holds the lock", "is killed (SIGKILL) before its unlink state.json.lock, and starts again",
-		"it left itself when it was killed" });
+		"it left when it died (it was killed and started again" });
 	ScratchDir dir;
 	CmdResult r = lockstorm("explore -p lockfile-recorded -w hold -n 1 --ops 2 --max-faults all=0,restart=1 "
 				"--strategy dfs:preempt=0 -q -s 1 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);

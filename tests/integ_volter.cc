@@ -119,7 +119,7 @@ TEST(IntegVolter, KVL4AnEarlierProcessNumberedAsThisOne)
 	vrun(control, d, "c", "-p lockfile-legacy" + common);
 	EXPECT_EQ(legacy.r.status, 1);
 	EXPECT_GT(legacy.violations("liveness"), 0);
-	EXPECT_NE(legacy.examples("liveness").find("it left itself when it was killed"), std::string::npos)
+	EXPECT_NE(legacy.examples("liveness").find("it left when it died (it was killed and started again"), std::string::npos)
 		<< legacy.examples("liveness");
 	EXPECT_EQ(recorded.violations("liveness"), 0) << recorded.examples("liveness");
 	/* with real pids the dead holder's pid is dead: reclaimed at once */
