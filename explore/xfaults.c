@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../core/point.h"
+#include "../core/prng.h"
 #include "../core/sched.h"
 #include "../faults/fault.h"
 #include "../check/livelock.h"
@@ -281,4 +282,77 @@ struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *
 	}
 	*n = x->nstep;
 	return v;
+}
+
+/* ---- random and PCT's faults (guided's fresh schedules draw them too) ---- */
+
+/* The first stall and the crash are drawn first, so that a run with one
+ * stall draws what it always drew; further stalls (--max-stalls 2..4)
+ * after them. */
+void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched)
+{
+	uint32_t k = kest ? kest : 32;
+	unsigned max_stalls = cfg->max_stalls;
+	f->stall_at[0] = prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	f->crash_at[0] = prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	for (unsigned i = 1; i < 4; i++)
+		f->stall_at[i] = i < max_stalls && prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	/* more crashes as the budget allows (K-VL-2 needs a holder and its
+	 * reclaimer dead); with one, the draws are what they always were */
+	for (unsigned i = 1; i < 4; i++)
+		f->crash_at[i] = i < cfg->max_crashes && prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+	/* the other kinds, from a stream of their own: in one execution of two a
+	 * kind drawn uniformly among those with a budget, at a decision drawn as
+	 * a stall's; more draws as the budgets allow (at most 4) */
+	prng_seed(&f->frng, cfg->run.seed, 0xfa17, sched);
+	unsigned kinds[XK__COUNT], nk = 0, total = 0;
+	for (int j = XK_ERRNO; j < XK__COUNT; j++)
+		if (cfg->maxf[j]) {
+			kinds[nk++] = (unsigned)j;
+			total += cfg->maxf[j];
+		}
+	for (unsigned i = 0; i < 4; i++) {
+		f->f_at[i] = UINT32_MAX;
+		if (i < total && nk && prng_unit(&f->frng) < 0.5) {
+			f->f_kind[i] = (uint8_t)kinds[prng_below(&f->frng, nk)];
+			f->f_at[i] = (uint32_t)prng_below(&f->frng, k);
+		}
+	}
+}
+
+int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
+{
+	unsigned nst = 0, ncr = 0, st0 = 0, cr0 = 0;
+	for (unsigned i = d->nrun; i < d->nopt; i++) {
+		unsigned k = d->opt[i].kind;
+		if ((k == XK_STALL || k == XK_PAUSE) && !nst++)
+			st0 = i;
+		if (k == XK_CRASH && !ncr++)
+			cr0 = i;
+	}
+	for (unsigned i = 0; i < 4 && nst; i++)
+		if (d->at == f->stall_at[i]) {
+			*pick = st0 + (unsigned)prng_below(r, nst);
+			return 1;
+		}
+	for (unsigned i = 0; i < 4 && ncr; i++)
+		if (d->at == f->crash_at[i]) {
+			*pick = cr0 + (unsigned)prng_below(r, ncr);
+			return 1;
+		}
+	/* the other kinds: at the first decision from f_at that offers one of the kind */
+	for (unsigned i = 0; i < 4; i++) {
+		if (f->f_at[i] == UINT32_MAX || d->at < f->f_at[i])
+			continue;
+		unsigned nk = 0, k0 = 0;
+		for (unsigned j = d->nrun; j < d->nopt; j++)
+			if (d->opt[j].kind == f->f_kind[i] && !nk++)
+				k0 = j;
+		if (!nk)
+			continue;
+		f->f_at[i] = UINT32_MAX;
+		*pick = k0 + (unsigned)prng_below(&f->frng, nk);
+		return 1;
+	}
+	return 0;
 }

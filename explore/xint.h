@@ -171,7 +171,7 @@ struct xrandom {
 	struct prng rng;
 	struct xfaults f;
 };
-/* strategy.c: draw an execution's faults (random, PCT, guided's fresh
+/* xfaults.c: draw an execution's faults (random, PCT, guided's fresh
  * schedules); at decision D, pick one drawn for it (1, *PICK) or not (0). */
 void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched);
 int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick);
