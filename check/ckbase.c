@@ -65,14 +65,20 @@ uint64_t ck_lock_since(const struct ck *c, unsigned w, uint64_t since_ns)
  * was less than its whole budget: a try that gave up at once, or stalls that
  * ate the budget, say nothing about the lock.  The budget hook reports exact
  * microseconds rounded up to whole ms, so a give-up up to 1 ms short of the
- * budget is its whole budget. */
+ * budget is its whole budget.  ck_waited_budget_from counts from FROM_NS
+ * instead of the attempt's start. */
 uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r)
+{
+	return ck_waited_budget_from(c, w, r, c->w[w].att_ns);
+}
+
+uint64_t ck_waited_budget_from(const struct ck *c, unsigned w, const struct jrec *r, uint64_t from_ns)
 {
 	const struct ck_worker *s = &c->w[w];
 	int64_t budget = ck_budget(c, w);
 	if (budget == LS_NEVER || budget < 1 || budget > INT64_MAX / (4 * NS_PER_MS))
 		return 0;
-	uint64_t waited = ck_since(r->ns, s->att_ns);
+	uint64_t waited = ck_since(r->ns, from_ns);
 	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
 	waited = waited > not_own ? waited - not_own : 0;
 	return waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS ? 0 : (waited ? waited : 1);

@@ -241,13 +241,7 @@ static int ck_met_holder(const struct ck *c, unsigned w, const struct jrec *r, u
 	if (!c->stretch_open || !c->stretch_started || c->stretch_ns <= s->att_ns)
 		return 1;
 	*since_seq = c->stretch_seq; /* the wait on nobody began there */
-	int64_t budget = ck_budget(c, w);
-	if (budget == LS_NEVER || budget < 1 || budget > INT64_MAX / (4 * NS_PER_MS))
-		return 1;
-	uint64_t waited = ck_since(r->ns, c->stretch_ns);
-	uint64_t not_own = (uint64_t)(s->att_stall_ms + s->att_jump_ms) * NS_PER_MS;
-	waited = waited > not_own ? waited - not_own : 0;
-	return waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS;
+	return !ck_waited_budget_from(c, w, r, c->stretch_ns);
 }
 
 void ck_dead_wait(struct ck *c, unsigned w, const struct jrec *r)
