@@ -20,6 +20,12 @@ static CmdResult lockstorm(const std::string &args)
 	return run_cmd(BIN + " " + args);
 }
 
+/* `lockstorm explore ARGS -q -s 1` with its output and scratch in DIR. */
+static CmdResult explore_in(const ScratchDir &dir, const std::string &args)
+{
+	return lockstorm("explore " + args + " -q -s 1 -o " + dir.sub("out") + " --dir " + dir.path);
+}
+
 /* (--all with a schedule cap and a time budget it never reaches: the same
  * schedules, so the same failures, on a slow machine as on a fast one.) */
 /* Explore; the first saved counterexample whose story contains every one of
@@ -30,7 +36,7 @@ static void kcase(const std::string &args, const std::string &invariant, std::in
 		  int repeat = 2)
 {
 	ScratchDir dir;
-	CmdResult r = lockstorm("explore " + args + " -q -s 1 -o " + dir.sub("out") + " --dir " + dir.path);
+	CmdResult r = explore_in(dir, args);
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	std::string found;
 	for (int i = 1; i < 200 && found.empty(); i++) {
@@ -96,8 +102,8 @@ TEST(IntegKcases, KML3SweptFolderGivesUpOnNobody)
 TEST(IntegKcases, KML3OwnerRemakesTheSweptFolder)
 {
 	ScratchDir dir;
-	CmdResult r = lockstorm("explore -p mkdir-owner -n 1 --ops 1 --max-faults all=0,sweep=1,stall=1,crash=1 -q -s 1 "
-				"--schedules 400 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	CmdResult r = explore_in(dir, "-p mkdir-owner -n 1 --ops 1 --max-faults all=0,sweep=1,stall=1,crash=1 "
+				      "--schedules 400 --time-budget 10m");
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
 }
@@ -121,8 +127,8 @@ TEST(IntegKcases, KVL2LeftoverRecoveryBlocksEveryReclaim)
 	kcase("-p lockfile-legacy -n 3 --ops 1 --max-faults all=0,crash=2 --all --schedules 3000 --time-budget 10m",
 	      "liveness", { "is killed (SIGKILL) before its write state.json.lock.recovery", "left when it died" });
 	ScratchDir dir;
-	CmdResult r = lockstorm("explore -p lockfile-recorded -n 3 --ops 1 --max-faults all=0,crash=2 -q -s 1 "
-				"--schedules 3000 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	CmdResult r = explore_in(dir, "-p lockfile-recorded -n 3 --ops 1 --max-faults all=0,crash=2 --schedules 3000 "
+				      "--time-budget 10m");
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
@@ -141,8 +147,8 @@ TEST(IntegKcases, KVL4AnEarlierProcessNumberedAsThisOne)
 	      { "w0 holds the lock", "is killed (SIGKILL) before its unlink state.json.lock, and starts again",
 		"it left when it died (it was killed and started again" });
 	ScratchDir dir;
-	CmdResult r = lockstorm("explore -p lockfile-recorded -w hold -n 1 --ops 2 --max-faults all=0,restart=1 "
-				"--strategy dfs:preempt=0 -q -s 1 --time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	CmdResult r = explore_in(dir, "-p lockfile-recorded -w hold -n 1 --ops 2 --max-faults all=0,restart=1 "
+				      "--strategy dfs:preempt=0 --time-budget 10m");
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(r.out.find("bounded space exhausted"), std::string::npos) << r.out;
 }
@@ -159,9 +165,8 @@ TEST(IntegKcases, KVL6RecordWrittenBestEffortIsReclaimedWhileLive)
 	      "--all --schedules 1000 --time-budget 10m", "exclusion",
 	      { "w0 write state.json.lock -> ENOSPC (injected", "w0 holds the lock", "removes the lock object w0 made" });
 	ScratchDir dir;
-	CmdResult r = lockstorm("explore -p lockfile-recorded -n 2 --ops 1 --strategy guided "
-				"--max-faults all=0,errno=1,stall=1 --all -q -s 1 --schedules 1000 --time-budget 10m -o " +
-				dir.sub("out") + " --dir " + dir.path);
+	CmdResult r = explore_in(dir, "-p lockfile-recorded -n 2 --ops 1 --strategy guided "
+				      "--max-faults all=0,errno=1,stall=1 --all --schedules 1000 --time-budget 10m");
 	EXPECT_NE(r.status, 2) << r.out << r.err;
 	EXPECT_NE(r.out.find("explored 1000 schedules"), std::string::npos) << r.out;
 	for (const char *e : { "ENOSPC (injected: the call fails without acting): w0 holds the lock",
@@ -177,8 +182,8 @@ TEST(IntegKcases, KVL3ReleaseByInodeWaitsOnItselfOnASplitIdentityFs)
 	kcase("-p lockfile-legacy -w hold -n 1 --ops 2 --fs model:tab --schedules 400 --time-budget 10m", "liveness",
 	      { "waiting on itself" }, 10);
 	ScratchDir dir;
-	CmdResult r = lockstorm("explore -p lockfile-recorded -w hold -n 1 --ops 2 --fs model:tab -q -s 1 --schedules 2000 "
-				"--time-budget 10m -o " + dir.sub("out") + " --dir " + dir.path);
+	CmdResult r = explore_in(dir, "-p lockfile-recorded -w hold -n 1 --ops 2 --fs model:tab --schedules 2000 "
+				      "--time-budget 10m");
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
