@@ -6,8 +6,8 @@
  * them did - a new ordered pair of steps across workers (coverage.c) or a
  * new abstract state of the lock directory (below) - and makes most new
  * schedules by mutating a corpus entry: drop a deviation, move one a few
- * decisions, give it to another worker, insert a fresh run, stall, pause or
- * crash, or splice two entries (a prefix of one, the rest of another), then
+ * decisions, give it to another worker, insert a fresh run, stall, pause,
+ * crash or one of the other fault kinds with a budget, or splice two entries (a prefix of one, the rest of another), then
  * a stack of those (AFL's havoc).  A mutant follows its plan and makes a
  * random pick at few other decisions, so the tail beyond the plan is
  * searched too.  One schedule in GD_FRESH, and every schedule while the
