@@ -110,10 +110,15 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	}
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
+	sched_ahead_off(s);
+	memset(s->ahead.pause_until, 0, sizeof s->ahead.pause_until);
+	memset(s->ahead.blocked_at, 0, sizeof s->ahead.blocked_at);
 }
 
 static int quiet(struct sched *s)
 {
+	if (atomic_load(&s->ahead.handed))
+		return 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		uint32_t st = atomic_load(&s->w[i].state);
 		if (st == SS_RUNNING || (st == SS_IDLE && s->w[i].pid))
@@ -168,6 +173,67 @@ void sched_grant(struct sched *s, unsigned w)
 	bump_and_wake(&sl->grant, &sl->asleep);
 }
 
+void sched_ahead_grant(struct sched *s, unsigned w)
+{
+	s->ahead.n = 0;
+	atomic_store(&s->ahead.handed, s->ahead.mode != SA_OFF);
+	sched_grant(s, w);
+}
+
+void sched_ahead_off(struct sched *s)
+{
+	s->ahead.mode = SA_OFF;
+	s->ahead.n = 0;
+	atomic_store(&s->ahead.handed, 0);
+}
+
+unsigned sched_enabled(const struct sched *s, uint32_t nstep, int *enabled, int *live, unsigned *nlive,
+		       unsigned *nblocked, int64_t *next_wake)
+{
+	const int64_t now = atomic_load((_Atomic int64_t *)&s->now_ns);
+	unsigned nen = 0;
+	*nlive = *nblocked = 0;
+	*next_wake = INT64_MAX;
+	for (unsigned i = 0; i < s->n; i++) {
+		uint32_t st = atomic_load((_Atomic uint32_t *)&s->w[i].state);
+		enabled[i] = live[i] = 0;
+		if (st == SS_DONE)
+			continue;
+		live[i] = 1;
+		(*nlive)++;
+		int64_t at = s->ahead.pause_until[i]; /* when it may go on */
+		if (st == SS_SLEEP && s->w[i].wake_ns > at)
+			at = s->w[i].wake_ns;
+		if (at > now) {
+			if (at < *next_wake)
+				*next_wake = at;
+		} else if (st == SS_STEP || st == SS_SLEEP) {
+			enabled[i] = 1;
+		} else if (st == SS_BLOCKED) {
+			(*nblocked)++;
+			enabled[i] = nstep > s->ahead.blocked_at[i];
+		}
+		nen += (unsigned)enabled[i];
+	}
+	return nen;
+}
+
+unsigned sched_run_order(const struct sched *s, const int *enabled, int current, uint8_t *order)
+{
+	int first = current >= 0 && enabled[current] ? current : -1;
+	for (unsigned i = 0; first < 0 && i < s->n; i++)
+		if (enabled[i])
+			first = (int)i;
+	unsigned k = 0;
+	if (first < 0)
+		return 0;
+	order[k++] = (uint8_t)first;
+	for (unsigned i = 0; i < s->n; i++)
+		if (enabled[i] && (int)i != first)
+			order[k++] = (uint8_t)i;
+	return k;
+}
+
 /* ---- worker ---- */
 
 static struct sched *me_s;
@@ -191,11 +257,88 @@ static void copy_path(char *dst, const char *src)
 	memcpy(dst, src, strlen(src) + 1);
 }
 
-/* Announce STATE and sleep until granted. */
+/* The hand-off (sched.h): this worker, at its yield in STATE, takes the next
+ * decision itself when the controller said it may.  Returns the worker
+ * granted (this one: go on), or -1: the controller's to take. */
+static int ahead_decide(uint32_t state)
+{
+	struct sched_ahead *a = &me_s->ahead;
+	if (a->mode == SA_OFF || a->decisions >= a->limit || a->n >= SCHED_AHEAD || a->nstep >= a->max_steps ||
+	    me_s->jmem.dropped)
+		return -1;
+	const unsigned self = (unsigned)(me - me_s->w);
+	const int64_t now = atomic_load(&me_s->now_ns);
+	/* how the step that ends here ended: the controller's bookkeeping */
+	if (state == SS_BLOCKED)
+		a->blocked_at[self] = a->nstep;
+	atomic_store(&me->state, state); /* (still ours: nobody else runs) */
+	int enabled[SCHED_MAX_WORKERS], live[SCHED_MAX_WORKERS];
+	unsigned nlive, nblocked;
+	int64_t next_wake;
+	uint8_t order[SCHED_MAX_WORKERS];
+	unsigned nen = sched_enabled(me_s, a->nstep, enabled, live, &nlive, &nblocked, &next_wake);
+	if (!nen) /* the clock must move, or nobody ever runs again: the controller's */
+		return -1;
+	if (a->decisions >= a->watch_from) /* a fault drawn for a call, or a start, may be offered */
+		for (unsigned i = 0; i < me_s->n; i++) {
+			const struct sched_slot *o = &me_s->w[i];
+			if (enabled[i] && atomic_load((_Atomic uint32_t *)&o->state) == SS_STEP &&
+			    (a->fsop_watch >> o->fsop & 1u))
+				return -1;
+			if (a->watch_unstarted && live[i] && !o->started)
+				return -1;
+		}
+	unsigned nrun = sched_run_order(me_s, enabled, a->current, order);
+	unsigned pick = 0;
+	if (a->mode == SA_RANDOM)
+		pick = (unsigned)prng_below(&a->rng, nrun);
+	else if (a->mode == SA_TAIL && nrun > 1 && prng_below(&a->rng, 1000) < a->permille)
+		pick = (unsigned)prng_below(&a->rng, nrun);
+	const unsigned w = order[pick];
+	struct sched_slot *sl = &me_s->w[w];
+	struct sched_ahead_step *e = &a->step[a->n++];
+	e->at = a->decisions++;
+	e->w = (uint8_t)w;
+	e->dev = pick != 0;
+	e->state = (uint8_t)atomic_load(&sl->state);
+	e->prev_state = (uint8_t)state;
+	e->prev_result = me->result;
+	e->prev_err = me->err;
+	e->prev_rec_to = me_s->jmem.n;
+	e->prev_wake_ns = me->wake_ns;
+	e->fsop = sl->fsop;
+	e->op_no = sl->op_no;
+	e->point = sl->point;
+	e->now_ns = now;
+	e->rec_from = me_s->jmem.n;
+	memcpy(e->path, sl->path, strlen(sl->path) + 1);
+	memcpy(e->path2, sl->path2, strlen(sl->path2) + 1);
+	a->nstep++;
+	a->current = (int32_t)w;
+	atomic_store(&me_s->now_ns, now + a->step_ns);
+	sl->started = 1;
+	return (int)w;
+}
+
+/* Announce STATE and sleep until granted (or, handed the decision, go on at
+ * once or grant the one picked: sched.h's hand-off). */
 static void yield(uint32_t state)
 {
 	uint32_t g = atomic_load(&me->grant);
+	int next = ahead_decide(state);
+	if (next >= 0) {
+		struct sched_slot *to = &me_s->w[next];
+		if (to == me) {
+			atomic_store(&me->state, SS_RUNNING);
+			return;
+		}
+		atomic_store(&to->state, SS_RUNNING);
+		bump_and_wake(&to->grant, &to->asleep);
+		wait_change(&me->grant, g, &me->asleep);
+		return;
+	}
 	atomic_store(&me->state, state);
+	atomic_store(&me_s->ahead.handed, 0); /* the controller's turn (quiet() waits for it) */
 	bump_and_wake(&me_s->ctl, &me_s->ctl_asleep);
 	wait_change(&me->grant, g, &me->asleep);
 }

@@ -44,6 +44,7 @@
 #endif
 
 #include "journal.h"
+#include "prng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,6 +104,65 @@ struct sched_slot {
 	uint32_t op_base;            /* with new pids (sched_vpid) and op numbers from op_base on */
 } __attribute__((aligned(64)));
 
+/*
+ * The hand-off at the floor: decisions a worker takes itself.
+ *
+ * When the strategy's next decisions up to `limit` are a function of what
+ * every worker's slot shows (the default: keep running the worker that ran
+ * last; random: a worker uniformly among those that can run, from the
+ * strategy's own PRNG stream; guided's tail), the controller hands them to
+ * the workers (sched_ahead_set before its grant).  A worker that reaches its
+ * next yield then decides as the controller would, from the same slots, the
+ * same enabled rule and the same PRNG draws: it goes on at once when it is
+ * the one picked (no switch) or grants the one picked and sleeps (one
+ * switch), and writes each decision in `step` for the controller to take in
+ * (sched_ahead_take) when it wakes: at `limit`, at the step bound, when
+ * nobody can run, when the journal or the log is full.  The controller sees
+ * the same decisions, steps and deviations it would have made itself, so a
+ * seed gives the same schedules and a counterexample the same steps either
+ * way (LOCKSTORM_NO_HANDOFF=1 turns it off, for the test that proves it).
+ */
+#define SCHED_AHEAD 1024 /* decisions workers take between two wake-ups of the controller */
+enum sched_ahead_mode {
+	SA_OFF,     /* every decision is the controller's */
+	SA_DEFAULT, /* the default: the worker that ran last, else the lowest that can run */
+	SA_RANDOM,  /* prng_below(runnable) */
+	SA_TAIL,    /* with `permille` chance (when more than one can run) prng_below(runnable), else the default */
+};
+/* One decision a worker took, and how the step before it ended. */
+struct sched_ahead_step {
+	uint32_t at;                 /* decision number */
+	uint8_t w, dev, state;       /* granted worker, a deviation from the default, its state then */
+	uint8_t prev_state;          /* how the step before ended: SS_STEP, SS_SLEEP, SS_BLOCKED, SS_DONE */
+	uint16_t fsop;
+	uint32_t op_no;
+	int32_t prev_result, prev_err;
+	uint32_t prev_rec_to;
+	int64_t prev_wake_ns;        /* prev_state SS_SLEEP: when it wakes */
+	int64_t now_ns;              /* the clock when granted */
+	uint32_t rec_from;
+	const char *point;
+	char path[SCHED_PATH], path2[SCHED_PATH];
+};
+struct sched_ahead {
+	_Atomic uint32_t handed;     /* a worker holds the decisions: the controller is not to wake yet */
+	uint32_t mode;               /* enum sched_ahead_mode */
+	uint32_t limit;              /* decisions from this number on are the controller's */
+	uint32_t watch_from;         /* from this decision on, the controller's too when a fault of */
+	uint32_t fsop_watch;         /* the strategy's may be offered: at a runnable worker's announced */
+	uint8_t watch_unstarted;     /* call in this mask (1 << FSX_*), or while a live one has not started */
+	uint32_t decisions;          /* the next decision's number */
+	uint32_t nstep, max_steps;   /* steps so far in the execution, its bound */
+	uint32_t permille;           /* SA_TAIL */
+	int32_t current;             /* the worker that ran last */
+	int64_t step_ns;             /* the clock's move per granted step */
+	struct prng rng;             /* SA_RANDOM, SA_TAIL: the strategy's stream (copied back after) */
+	int64_t pause_until[SCHED_MAX_WORKERS]; /* a pause or split write: not before this clock */
+	uint32_t blocked_at[SCHED_MAX_WORKERS]; /* SS_BLOCKED: runnable once nstep passes this */
+	uint32_t n;                  /* decisions in step[] */
+	struct sched_ahead_step step[SCHED_AHEAD];
+};
+
 struct sched {
 	_Atomic uint32_t ctl;        /* futex the controller waits on: bumped at each yield */
 	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
@@ -113,6 +173,7 @@ struct sched {
 	_Atomic uint32_t npoints;
 	uint64_t points[SCHED_POINTS]; /* point hashes seen (coverage), open addressing */
 	struct sched_slot w[SCHED_MAX_WORKERS];
+	struct sched_ahead ahead;    /* the hand-off (above); controller and workers */
 	struct journal_mem jmem;     /* must be last: its records follow */
 };
 
@@ -127,6 +188,20 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops);
  * died (*dead gets its index then, else -1). */
 int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead);
 void sched_grant(struct sched *s, unsigned w);
+/* Which workers can run now (enabled[i]), by the explorer's rule: announced
+ * a step or a sleep that is over, not paused (ahead.pause_until); a blocked
+ * one once NSTEP steps are past its ahead.blocked_at.  Returns how many;
+ * live[i] and *nlive those not done, *nblocked the blocked ones, *next_wake
+ * the earliest time one waits for (INT64_MAX: none). */
+unsigned sched_enabled(const struct sched *s, uint32_t nstep, int *enabled, int *live, unsigned *nlive,
+		       unsigned *nblocked, int64_t *next_wake);
+/* The hand-off: grant W with the decisions handed over (ahead's mode, limit,
+ * ... set), and, once quiet again, take them back (mode off). */
+void sched_ahead_grant(struct sched *s, unsigned w);
+void sched_ahead_off(struct sched *s);
+/* The option list's runnable part: the default first (CURRENT if it can
+ * run, else the lowest that can), then the others in order. */
+unsigned sched_run_order(const struct sched *s, const int *enabled, int current, uint8_t *order);
 
 /* ---- worker ---- */
 void sched_attach(struct sched *s, unsigned id);

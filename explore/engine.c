@@ -259,9 +259,55 @@ static int x_quiet(struct explorer *ex, struct xexec *x)
 
 static void x_check(struct explorer *ex, struct xexec *x);
 
-/* Run one execution of N workers x OPS ops; CHOOSE picks at every decision.
- * Returns 0 (x->outcome says how it ended) or -1 when the harness failed. */
+/* The decisions the workers took themselves since the controller's last
+ * grant (core/sched.h's hand-off), taken in as if the controller had made
+ * them: how the step before each ended, its deviation, its step. */
+static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **last, int *current, uint32_t *run_steps)
+{
+	const struct sched_ahead *a = &ex->s->ahead;
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct sched_ahead_step *e = &a->step[i];
+		struct xstep *l = *last; /* (before push_step: it may move the array) */
+		l->result = e->prev_result;
+		l->err = e->prev_err;
+		l->rec_to = e->prev_rec_to;
+		if (e->prev_state == SS_SLEEP) {
+			l->then_sleeps = 1;
+			l->ms = (e->prev_wake_ns - e->now_ns) / 1000000;
+		}
+		if (e->dev && push_dev(x, (struct xchoice){ e->at, XK_RUN, e->w, 0 }))
+			return -1;
+		x->decisions = e->at + 1;
+		struct xstep *st = push_step(x);
+		if (!st)
+			return -1;
+		st->kind = XK_RUN;
+		st->w = e->w;
+		st->state = e->state;
+		st->fsop = e->fsop;
+		st->op_no = e->op_no;
+		st->point = e->point;
+		st->now_ns = e->now_ns;
+		st->rec_from = st->rec_to = e->rec_from;
+		memcpy(st->path, e->path, sizeof st->path);
+		memcpy(st->path2, e->path2, sizeof st->path2);
+		*last = st;
+		*current = e->w;
+		(*run_steps)++;
+	}
+	return 0;
+}
+
 int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x)
+{
+	return x_exec_ahead(ex, sh, choose, NULL, ctx, x);
+}
+
+/* Run one execution of N workers x OPS ops; CHOOSE picks at every decision
+ * (and AH, when given, hands the decisions it can to the workers).
+ * Returns 0 (x->outcome says how it ended) or -1 when the harness failed. */
+int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, const struct xahead *ah, void *ctx,
+		 struct xexec *x)
 {
 	struct sched *s = ex->s;
 	const unsigned n = sh->n;
@@ -318,8 +364,8 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 	int current = -1, barred = -1;
 	unsigned stalls = 0, crashes = 0, used[XK__COUNT] = { 0 };
 	uint32_t run_steps = 0;
-	size_t blocked_at[SCHED_MAX_WORKERS] = { 0 };
-	int64_t pause_until[SCHED_MAX_WORKERS] = { 0 }; /* pause: not before this virtual time */
+	uint32_t *blocked_at = s->ahead.blocked_at;  /* shared: the workers decide by them too */
+	int64_t *pause_until = s->ahead.pause_until; /* pause: not before this virtual time */
 	struct xstep *last = NULL;
 	for (;;) {
 		/* what the last step did */
@@ -333,7 +379,7 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 				last->then_sleeps = 1;
 				last->ms = (sl->wake_ns - atomic_load(&s->now_ns)) / 1000000;
 			} else if (st == SS_BLOCKED) {
-				blocked_at[last->w] = x->nstep;
+				blocked_at[last->w] = (uint32_t)x->nstep;
 			}
 			last = NULL;
 		}
@@ -344,32 +390,9 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 
 		int64_t now = atomic_load(&s->now_ns);
 		int enabled[SCHED_MAX_WORKERS], live[SCHED_MAX_WORKERS];
-		unsigned nen = 0, nlive = 0, nsleep = 0, nblocked = 0;
-		int64_t next_wake = INT64_MAX;
-		for (unsigned i = 0; i < n; i++) {
-			uint32_t st = atomic_load(&s->w[i].state);
-			enabled[i] = live[i] = 0;
-			if (st == SS_DONE)
-				continue;
-			live[i] = 1;
-			nlive++;
-			int64_t at = pause_until[i]; /* when it may go on */
-			if (st == SS_SLEEP) {
-				nsleep++;
-				if (s->w[i].wake_ns > at)
-					at = s->w[i].wake_ns;
-			}
-			if (at > now) {
-				if (at < next_wake)
-					next_wake = at;
-			} else if (st == SS_STEP || st == SS_SLEEP) {
-				enabled[i] = 1;
-			} else if (st == SS_BLOCKED) {
-				nblocked++;
-				enabled[i] = x->nstep > blocked_at[i];
-			}
-			nen += enabled[i];
-		}
+		unsigned nlive, nblocked;
+		int64_t next_wake;
+		unsigned nen = sched_enabled(s, (uint32_t)x->nstep, enabled, live, &nlive, &nblocked, &next_wake);
 		if (barred >= 0 && enabled[barred] && nen > 1) {
 			enabled[barred] = 0;
 			nen--;
@@ -400,14 +423,9 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 		struct xopt opt[X_MAX_OPTS];
 		unsigned nopt = 0;
 		int cur_en = current >= 0 && enabled[current];
-		int first = cur_en ? current : -1;
-		for (unsigned i = 0; first < 0 && i < n; i++)
-			if (enabled[i])
-				first = (int)i;
-		opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)first, 0 };
-		for (unsigned i = 0; i < n; i++)
-			if (enabled[i] && (int)i != first)
-				opt[nopt++] = (struct xopt){ XK_RUN, (uint8_t)i, 0 };
+		uint8_t order[SCHED_MAX_WORKERS];
+		for (unsigned k = 0, nr = sched_run_order(s, enabled, current, order); k < nr; k++)
+			opt[nopt++] = (struct xopt){ XK_RUN, order[k], 0 };
 		unsigned nrun = nopt;
 		if (stalls < ex->cfg->max_stalls)
 			for (unsigned k = XK_STALL; k <= XK_PAUSE; k += XK_PAUSE - XK_STALL)
@@ -465,10 +483,28 @@ int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *c
 			run_steps++;
 			current = (int)w;
 			sl->started = 1; /* it has run: too late to be on another host */
-			sched_grant(s, w);
+			last = st;
+			if (ah && !ex->no_handoff) { /* the next decisions the workers may take themselves */
+				struct sched_ahead *a = &s->ahead;
+				a->decisions = x->decisions;
+				a->nstep = (uint32_t)x->nstep;
+				a->max_steps = ex->cfg->max_steps;
+				a->current = (int32_t)w;
+				a->step_ns = X_STEP_NS;
+				ah->give(ctx, x->decisions, a);
+			}
+			sched_ahead_grant(s, w);
 			if (x_quiet(ex, x))
 				goto fail;
-			last = st;
+			if (s->ahead.mode != SA_OFF) {
+				if (x_take_ahead(ex, x, &last, &current, &run_steps) != 0) {
+					x_harness(x, "out of memory");
+					goto fail;
+				}
+				if (ah->take)
+					ah->take(ctx, &s->ahead);
+			}
+			sched_ahead_off(s);
 		} else if (x_sticky_kind(st->kind)) {
 			st->rec_to = s->jmem.n;
 		} else if (st->kind == XK_STALL) {
@@ -662,6 +698,8 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 		fsx_backend = mfs_backend();
 	}
 	ex->s->yield_points = cfg->points;
+	const char *nh = getenv("LOCKSTORM_NO_HANDOFF"); /* the test that proves the hand-off changes nothing */
+	ex->no_handoff = nh && strcmp(nh, "1") == 0;
 	journal_clock_ns = x_clock;
 	journal_point_name = point_name;
 	journal_open_mem(&ex->ctl_j, &ex->s->jmem, JOURNAL_DRIVER, (int32_t)getpid());

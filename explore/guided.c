@@ -254,6 +254,33 @@ static unsigned choose_guided(void *ctx, const struct xdec *d)
 	return 0;
 }
 
+/* The hand-off (core/sched.h): up to the plan's next choice (and, in a
+ * fresh schedule, the next fault drawn) the workers decide as choose_guided
+ * would, from its stream. */
+static void give_guided(void *ctx, uint32_t at, struct sched_ahead *a)
+{
+	struct xguided *g = ctx;
+	uint32_t plan = x_next_dev(g->plan, g->nplan, g->next, at);
+	a->rng = g->rng;
+	a->limit = plan;
+	a->watch_from = UINT32_MAX;
+	if (g->random_all) {
+		x_faults_ahead(&g->f, at, a);
+		a->mode = SA_RANDOM;
+		a->limit = plan < a->limit ? plan : a->limit;
+	} else {
+		a->mode = SA_TAIL;
+		a->permille = g->tail_permille;
+	}
+}
+
+static void take_guided(void *ctx, const struct sched_ahead *a)
+{
+	((struct xguided *)ctx)->rng = a->rng;
+}
+
+static const struct xahead ahead_guided = { give_guided, take_guided };
+
 /* The parent: entries picked fewer times first, by a draw weighted to them. */
 static size_t pick_parent(struct xguided *g)
 {
@@ -289,7 +316,7 @@ int guided_run(struct explorer *ex, const struct xcfg *cfg, struct xguided *g, c
 			g->nplan = 0;
 		g->mutants++;
 	}
-	return x_exec(ex, sh, choose_guided, g, x);
+	return x_exec_ahead(ex, sh, choose_guided, &ahead_guided, g, x);
 }
 
 /* ---- feedback ---- */

@@ -42,6 +42,21 @@ static unsigned choose_random(void *ctx, const struct xdec *d)
 	return (unsigned)prng_below(&r->rng, d->nrun);
 }
 
+static void give_random(void *ctx, uint32_t at, struct sched_ahead *a)
+{
+	struct xrandom *r = ctx;
+	a->mode = SA_RANDOM;
+	x_faults_ahead(&r->f, at, a);
+	a->rng = r->rng;
+}
+
+static void take_rng(void *ctx, const struct sched_ahead *a)
+{
+	((struct xrandom *)ctx)->rng = a->rng;
+}
+
+static const struct xahead ahead_random = { give_random, take_rng };
+
 static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean, const struct xcfg *cfg, uint64_t sched)
 {
 	unsigned perm[SCHED_MAX_WORKERS];
@@ -139,6 +154,24 @@ int dfs_next(struct xdfs *f, uint32_t decisions)
 	return 0;
 }
 
+/* The first deviation from decision AT on (those before it are past). */
+uint32_t x_next_dev(const struct xchoice *dev, size_t n, size_t from, uint32_t at)
+{
+	while (from < n && dev[from].at < at)
+		from++;
+	return from < n ? dev[from].at : UINT32_MAX;
+}
+
+static void give_replay(void *ctx, uint32_t at, struct sched_ahead *a)
+{
+	const struct xreplay *r = ctx;
+	a->mode = SA_DEFAULT;
+	a->limit = x_next_dev(r->dev, r->n, r->next, at);
+	a->watch_from = UINT32_MAX;
+}
+
+static const struct xahead ahead_replay = { give_replay, NULL };
+
 unsigned choose_replay(void *ctx, const struct xdec *d)
 {
 	struct xreplay *r = ctx;
@@ -158,7 +191,7 @@ int x_replay(struct explorer *ex, const struct xshape *sh, const struct xchoice 
 {
 	struct xreplay r = { dev, ndev, 0 };
 	struct xshape copy = *sh; /* sh may be x's own */
-	return x_exec(ex, &copy, choose_replay, &r, x);
+	return x_exec_ahead(ex, &copy, choose_replay, &ahead_replay, &r, x);
 }
 
 /* Run X's own schedule again (its deviations are copied first: the run
@@ -187,7 +220,7 @@ int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *s
 	if (cfg->strategy == XS_RANDOM) {
 		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
 		x_faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg, k);
-		return x_exec(ex, sh, choose_random, &st->rnd, x);
+		return x_exec_ahead(ex, sh, choose_random, &ahead_random, &st->rnd, x);
 	}
 	if (cfg->strategy == XS_PCT) {
 		memset(&st->pct, 0, sizeof st->pct);

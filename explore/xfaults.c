@@ -320,6 +320,42 @@ void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struc
 	}
 }
 
+void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
+{
+	uint32_t lim = UINT32_MAX, watch = UINT32_MAX, mask = 0;
+	int unstarted = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		if (f->stall_at[i] >= at && f->stall_at[i] < lim)
+			lim = f->stall_at[i];
+		if (f->crash_at[i] >= at && f->crash_at[i] < lim)
+			lim = f->crash_at[i];
+		if (f->f_at[i] == UINT32_MAX)
+			continue;
+		/* pending: picked at the first decision from f_at that offers it
+		 * (x_fault_opts); those offered at a call, or at a worker's start,
+		 * are watched for, the others offered at any decision */
+		uint32_t from = f->f_at[i] < at ? at : f->f_at[i], m = 0;
+		switch (f->f_kind[i]) {
+		case XK_ERRNO:
+			for (unsigned op = 0; op < FSX_OP_COUNT; op++)
+				m |= (x_op_errs(op)[0] >= 0) << op;
+			break;
+		case XK_SHORT: case XK_SPLIT: m = 1u << FSX_WRITE; break;
+		case XK_PIDREUSE: case XK_PIDDEAD: m = 1u << FSX_KILL; break;
+		case XK_OTHERHOST: unstarted = 1; break;
+		default:
+			lim = from < lim ? from : lim;
+			continue;
+		}
+		mask |= m;
+		watch = from < watch ? from : watch;
+	}
+	a->limit = lim;
+	a->watch_from = watch;
+	a->fsop_watch = mask;
+	a->watch_unstarted = (uint8_t)unstarted;
+}
+
 int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick)
 {
 	unsigned nst = 0, ncr = 0, st0 = 0, cr0 = 0;

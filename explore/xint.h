@@ -125,6 +125,14 @@ struct xdec {
 };
 
 typedef unsigned (*xchoose)(void *ctx, const struct xdec *d);
+/* The hand-off (core/sched.h): a strategy that can let the workers take
+ * its next decisions says how (give: a's mode, limit from decision AT on,
+ * its PRNG stream) and takes its stream back after (take).  The decisions
+ * are those choose would have made. */
+struct xahead {
+	void (*give)(void *ctx, uint32_t at, struct sched_ahead *a);
+	void (*take)(void *ctx, const struct sched_ahead *a);
+};
 
 struct explorer {
 	struct xcfg *cfg;
@@ -156,6 +164,7 @@ struct explorer {
 	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
+	int no_handoff;          /* LOCKSTORM_NO_HANDOFF=1: every decision is the controller's */
 };
 /* Faults in random and PCT: at most one stall and one crash per execution,
  * each at a decision drawn uniformly over the mean length of an execution
@@ -175,6 +184,10 @@ struct xrandom {
  * schedules); at decision D, pick one drawn for it (1, *PICK) or not (0). */
 void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched);
 int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick);
+/* The hand-off (core/sched.h): from decision AT on, where x_faults_pick may
+ * pick: a's limit (a stall, a crash, a kind offered at any decision) and
+ * what the workers watch for (a kind offered at a call or a start). */
+void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a);
 /* PCT (Burckhardt et al., ASPLOS 2010): random distinct priorities d..d+n-1,
  * d-1 change points over the run's steps; at change point i the worker about
  * to run drops to priority i; the highest-priority worker that can run, runs. */
@@ -251,6 +264,8 @@ struct xshape shape_even(unsigned n, unsigned ops);
 void shape_ops(const struct xshape *sh, char *buf, size_t len);
 void xexec_free(struct xexec *x);
 int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x);
+int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, const struct xahead *ah, void *ctx,
+		 struct xexec *x);
 int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len);
 void explorer_close(struct explorer *ex);
 
@@ -299,6 +314,8 @@ struct xreplay {
 	size_t n, next;
 };
 unsigned choose_replay(void *ctx, const struct xdec *d);
+/* The first deviation of DEV[FROM..N) at decision AT or later (UINT32_MAX: none). */
+uint32_t x_next_dev(const struct xchoice *dev, size_t n, size_t from, uint32_t at);
 int x_replay(struct explorer *ex, const struct xshape *sh, const struct xchoice *dev, size_t ndev,
 	     struct xexec *x);
 int x_rerun(struct explorer *ex, struct xexec *x);

@@ -1,0 +1,85 @@
+/*
+ * integ_handoff.cc - the explorer's hand-off (core/sched.h: a worker takes
+ * the strategy's next decisions itself) changes no schedule: the same
+ * searches with it and without it (LOCKSTORM_NO_HANDOFF=1) make the same
+ * decisions, so they find the same failures at the same schedules, take the
+ * same number of steps and write the same counterexample files, byte for
+ * byte.  Each case stops at a schedule count (never a time budget): the
+ * verdicts do not depend on the machine's speed.
+ */
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "testutil.h"
+
+static const std::string BIN = LOCKSTORM_BIN;
+
+/* What a search decided: its summary line without the rate, and every file it wrote. */
+struct Search {
+	int status;
+	std::string summary;
+	std::map<std::string, std::string> files;
+};
+
+/* JSON without the values of KEY ("elapsed_s": 1.2 -> "elapsed_s": -) */
+static std::string without(std::string json, const std::string &key)
+{
+	for (size_t i = 0; (i = json.find("\"" + key + "\": ", i)) != std::string::npos;) {
+		i += key.size() + 4;
+		size_t end = json.find_first_of(",}\n", i);
+		json.replace(i, end - i, "-");
+	}
+	return json;
+}
+
+static Search search(const std::string &args, bool handoff)
+{
+	ScratchDir out;
+	Search s;
+	CmdResult r = run_cmd(std::string("/usr/bin/env LOCKSTORM_NO_HANDOFF=") + (handoff ? "0" : "1") + " " + BIN +
+			      " explore " + args + " --time-budget 20m -q --json " + out.path + "/x.json -o " +
+			      out.path + "/out");
+	s.status = r.status;
+	/* wall time, and where the files are */
+	s.summary = without(without(without(slurp(out.path + "/x.json"), "elapsed_s"), "schedules_per_s"), "file");
+	if (DIR *d = opendir((out.path + "/out").c_str())) {
+		while (struct dirent *de = readdir(d))
+			if (de->d_name[0] != '.')
+				s.files[de->d_name] = slurp(out.path + "/out/" + de->d_name);
+		closedir(d);
+	}
+	return s;
+}
+
+static void same_both_ways(const std::string &args, int status)
+{
+	Search a = search(args, false), b = search(args, true);
+	EXPECT_EQ(a.status, status) << args;
+	EXPECT_EQ(b.status, a.status) << args;
+	EXPECT_NE(a.summary.find("\"steps\""), std::string::npos) << args << ": " << a.summary;
+	EXPECT_EQ(b.summary, a.summary) << args;
+	EXPECT_EQ(b.files.size(), a.files.size()) << args;
+	for (const auto &f : a.files) {
+		auto g = b.files.find(f.first);
+		ASSERT_NE(g, b.files.end()) << args << ": " << f.first << " only without the hand-off";
+		EXPECT_EQ(g->second, f.second) << args << ": " << f.first << " differs";
+	}
+}
+
+TEST(IntegHandoff, RandomMakesTheSameDecisionsWithAndWithoutIt)
+{
+	same_both_ways("-p flock -n 2 --ops 2 --schedules 600", 0);
+	/* every fault kind of the default mix, three workers, failures shrunk (by replay) */
+	same_both_ways("-p mkdir-owner -n 3 --ops 2 --schedules 600 --all", 1);
+	same_both_ways("-p mkdir-legacy -n 2 --ops 2 --schedules 200", 1);
+}
+
+TEST(IntegHandoff, GuidedAndTheRealFileSystemToo)
+{
+	same_both_ways("-p lockfile-recorded -n 2 --ops 2 --strategy guided --schedules 400 --all --no-shrink", 1);
+	same_both_ways("-p mkdir-owner -n 2 --ops 2 --schedules 200 --fs real --all --no-shrink", 1);
+	same_both_ways("-p pidlock -w hold -n 2 --ops 3 --schedules 300 --all --no-shrink --fs model:reuse=never", 1);
+}
