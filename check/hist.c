@@ -14,20 +14,27 @@ unsigned hist_bucket(uint64_t v)
 	return 256 + (shift - 1) * 128 + (unsigned)((v >> shift) - 128);
 }
 
+static unsigned group_size(unsigned g)
+{
+	return g ? 128 : 256;
+}
+
 int hist_push(struct hist *h, uint64_t v)
 {
-	if (!h->count) {
-		h->count = calloc(2 * (size_t)HIST_BUCKETS, sizeof *h->count);
-		if (!h->count) {
+	unsigned b = hist_bucket(v);
+	unsigned g = b < 256 ? 0 : 1 + (b - 256) / 128, i = b < 256 ? b : (b - 256) % 128;
+	uint64_t *c = h->grp[g];
+	if (!c) {
+		c = h->grp[g] = calloc(2 * (size_t)group_size(g), sizeof *c);
+		if (!c) {
 			errno = ENOMEM;
 			return -1;
 		}
-		h->top = h->count + HIST_BUCKETS;
 	}
-	unsigned b = hist_bucket(v);
-	h->count[b]++;
-	if (v > h->top[b])
-		h->top[b] = v;
+	c[i]++;
+	uint64_t *top = c + group_size(g);
+	if (v > top[i])
+		top[i] = v;
 	if (!h->n++ || v > h->max)
 		h->max = v;
 	return 0;
@@ -40,17 +47,22 @@ uint64_t hist_rank(const struct hist *h, unsigned pct)
 	uint64_t rank = (h->n * pct + 99) / 100, seen = 0;
 	if (!rank)
 		rank = 1;
-	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-		seen += h->count[b];
-		if (seen >= rank)
-			return h->top[b];
+	for (unsigned g = 0; g < HIST_GROUPS; g++) {
+		const uint64_t *c = h->grp[g];
+		for (unsigned i = 0, k = group_size(g); c && i < k; i++) {
+			seen += c[i];
+			if (seen >= rank)
+				return c[k + i];
+		}
 	}
 	return h->max;
 }
 
 void hist_free(struct hist *h)
 {
-	free(h->count);
-	h->count = h->top = NULL;
+	for (unsigned g = 0; g < HIST_GROUPS; g++) {
+		free(h->grp[g]);
+		h->grp[g] = NULL;
+	}
 	h->n = h->max = 0;
 }

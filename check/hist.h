@@ -23,12 +23,15 @@ extern "C" {
 #endif
 
 #define HIST_BUCKETS (256 + 56 * 128)
+#define HIST_GROUPS 57 /* the 256 small values, then each power of two's 128 */
 
 struct hist {
 	uint64_t n;           /* samples */
 	uint64_t max;         /* the largest */
-	uint64_t *count;      /* HIST_BUCKETS counters, NULL until the first sample */
-	uint64_t *top;        /* HIST_BUCKETS: the largest sample each bucket took */
+	/* per group, NULL until it takes a sample (a check of a short run, as
+	 * the explorer's of each execution, touches a few KiB, not 116): its
+	 * counters, then the largest sample each bucket took */
+	uint64_t *grp[HIST_GROUPS];
 };
 
 unsigned hist_bucket(uint64_t v);
