@@ -257,6 +257,27 @@ static void copy_path(char *dst, const char *src)
 	memcpy(dst, src, strlen(src) + 1);
 }
 
+/* PCT's pick (explore/strategy.c choose_pct, the same rule): the highest
+ * priority that can run; at change point i the one about to run drops to i. */
+static unsigned ahead_pct(struct sched_ahead *a, const uint8_t *order, unsigned nrun)
+{
+	for (;;) {
+		unsigned best = 0;
+		for (unsigned i = 1; i < nrun; i++)
+			if (a->prio[order[i]] > a->prio[order[best]])
+				best = i;
+		int changed = 0;
+		for (unsigned i = 1; i < a->pct_d && i < 16; i++)
+			if (a->change[i] == a->run_steps && a->prio[order[best]] >= (int32_t)a->pct_d) {
+				a->prio[order[best]] = (int32_t)i;
+				changed = 1;
+				break;
+			}
+		if (!changed)
+			return best;
+	}
+}
+
 /* The hand-off (sched.h): this worker, at its yield in STATE, takes the next
  * decision itself when the controller said it may.  Returns the worker
  * granted (this one: go on), or -1: the controller's to take. */
@@ -294,6 +315,8 @@ static int ahead_decide(uint32_t state)
 		pick = (unsigned)prng_below(&a->rng, nrun);
 	else if (a->mode == SA_TAIL && nrun > 1 && prng_below(&a->rng, 1000) < a->permille)
 		pick = (unsigned)prng_below(&a->rng, nrun);
+	else if (a->mode == SA_PCT)
+		pick = ahead_pct(a, order, nrun);
 	const unsigned w = order[pick];
 	struct sched_slot *sl = &me_s->w[w];
 	struct sched_ahead_step *e = &a->step[a->n++];
@@ -314,6 +337,7 @@ static int ahead_decide(uint32_t state)
 	memcpy(e->path, sl->path, strlen(sl->path) + 1);
 	memcpy(e->path2, sl->path2, strlen(sl->path2) + 1);
 	a->nstep++;
+	a->run_steps++;
 	a->current = (int32_t)w;
 	atomic_store(&me_s->now_ns, now + a->step_ns);
 	sl->started = 1;

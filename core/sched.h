@@ -128,6 +128,7 @@ enum sched_ahead_mode {
 	SA_DEFAULT, /* the default: the worker that ran last, else the lowest that can run */
 	SA_RANDOM,  /* prng_below(runnable) */
 	SA_TAIL,    /* with `permille` chance (when more than one can run) prng_below(runnable), else the default */
+	SA_PCT,     /* PCT: the highest `prio` that can run; at change point i (run_steps) it drops to i */
 };
 /* One decision a worker took, and how the step before it ended. */
 struct sched_ahead_step {
@@ -157,6 +158,10 @@ struct sched_ahead {
 	int32_t current;             /* the worker that ran last */
 	int64_t step_ns;             /* the clock's move per granted step */
 	struct prng rng;             /* SA_RANDOM, SA_TAIL: the strategy's stream (copied back after) */
+	uint32_t run_steps;          /* SA_PCT: steps granted so far; its priorities and change points */
+	uint32_t pct_d;              /* (prio copied back after) */
+	uint32_t change[16];
+	int32_t prio[SCHED_MAX_WORKERS];
 	int64_t pause_until[SCHED_MAX_WORKERS]; /* a pause or split write: not before this clock */
 	uint32_t blocked_at[SCHED_MAX_WORKERS]; /* SS_BLOCKED: runnable once nstep passes this */
 	uint32_t n;                  /* decisions in step[] */

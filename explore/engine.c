@@ -490,6 +490,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 				a->nstep = (uint32_t)x->nstep;
 				a->max_steps = ex->cfg->max_steps;
 				a->current = (int32_t)w;
+				a->run_steps = run_steps;
 				a->step_ns = X_STEP_NS;
 				ah->give(ctx, x->decisions, a);
 			}

@@ -99,6 +99,26 @@ static unsigned choose_pct(void *ctx, const struct xdec *d)
 	}
 }
 
+static void give_pct(void *ctx, uint32_t at, struct sched_ahead *a)
+{
+	const struct xpct *p = ctx;
+	a->mode = SA_PCT;
+	x_faults_ahead(&p->f, at, a);
+	a->pct_d = p->d;
+	memcpy(a->change, p->change, sizeof a->change);
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		a->prio[i] = p->prio[i];
+}
+
+static void take_pct(void *ctx, const struct sched_ahead *a)
+{
+	struct xpct *p = ctx;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		p->prio[i] = a->prio[i];
+}
+
+static const struct xahead ahead_pct = { give_pct, take_pct };
+
 static unsigned dfs_cost(const struct dfs_node *nd, unsigned i)
 {
 	return nd->opt[i].kind == XK_RUN && nd->cur_en && nd->opt[i].w != nd->current;
@@ -227,7 +247,7 @@ int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *s
 		st->pct.d = cfg->pct_d;
 		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
 		pct_begin(&st->pct, sh->n, ex->cal_kest, x_mean_decisions(ex), cfg, k);
-		return x_exec(ex, sh, choose_pct, &st->pct, x);
+		return x_exec_ahead(ex, sh, choose_pct, &ahead_pct, &st->pct, x);
 	}
 	if (cfg->strategy == XS_GUIDED)
 		return guided_run(ex, cfg, st->guided, sh, k, x);

@@ -77,8 +77,9 @@ TEST(IntegHandoff, RandomMakesTheSameDecisionsWithAndWithoutIt)
 	same_both_ways("-p mkdir-legacy -n 2 --ops 2 --schedules 200", 1);
 }
 
-TEST(IntegHandoff, GuidedAndTheRealFileSystemToo)
+TEST(IntegHandoff, PctGuidedAndTheRealFileSystemToo)
 {
+	same_both_ways("-p mkdir-owner -n 3 --ops 2 --strategy pct:d=3 --schedules 800 --all --no-shrink", 1);
 	same_both_ways("-p lockfile-recorded -n 2 --ops 2 --strategy guided --schedules 400 --all --no-shrink", 1);
 	same_both_ways("-p mkdir-owner -n 2 --ops 2 --schedules 200 --fs real --all --no-shrink", 1);
 	same_both_ways("-p pidlock -w hold -n 2 --ops 3 --schedules 300 --all --no-shrink --fs model:reuse=never", 1);
