@@ -261,6 +261,7 @@ static int parse_max_faults(struct xcfg *c, const char *arg, char *why, size_t l
 				c->crashes_named = 1;
 			} else if (j >= XK_ERRNO)
 				c->maxf[j] = (unsigned)v;
+			c->maxf_named |= 1u << j;
 		}
 	}
 	c->maxf_set = 1;

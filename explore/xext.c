@@ -550,8 +550,8 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 	 * plain search of a library stays the stall search it was */
 	const unsigned max_crashes = cfg->crashes_named ? cfg->max_crashes : 0;
 	/* an errno the library's call gets instead of running: also only when
-	 * asked for (--max-faults errno=N) */
-	const unsigned max_errnos = cfg->maxf_set ? cfg->maxf[XK_ERRNO] : 0;
+	 * asked for (--max-faults errno=N; before, any --max-faults gave them) */
+	const unsigned max_errnos = xe_budget(cfg, XK_ERRNO);
 	unsigned errnos = 0;
 	struct xopt opt[X_MAX_OPTS];
 	for (;;) {

@@ -107,6 +107,13 @@ struct xext {
 	unsigned pool;           /* executions' adapters started ahead */
 };
 
+/* A fault kind's budget for an adapter: named by --max-faults (or all=), else
+ * none, so that a plain search of a library draws as it always did. */
+static inline unsigned xe_budget(const struct xcfg *cfg, int kind)
+{
+	return cfg->maxf_named & (1u << kind) ? cfg->maxf[kind] : 0;
+}
+
 /* xext.c */
 int xext_open(struct xext *xe, struct xcfg *cfg, char *why, size_t len);
 void xext_close(struct xext *xe);

@@ -355,7 +355,7 @@ int xext_main(struct xcfg *cfg, int argc, char **argv)
 			"seed %llu, stalls <= %u (%.3g x stale), crashes <= %u, errnos <= %u\n", cfg->run.proto[0]->name,
 			xe.cmd, cfg->run.workload->name, cfg->run.workers, cfg->ops, (unsigned long long)cfg->run.seed,
 			cfg->max_stalls, cfg->stallv[0], cfg->crashes_named ? cfg->max_crashes : 0,
-			cfg->maxf_set ? cfg->maxf[XK_ERRNO] : 0);
+			xe_budget(cfg, XK_ERRNO));
 	int64_t t0 = xe_mono_ms(), found = 0;
 	uint64_t k = 0, bounded = 0, found_k = 0;
 	int rc = 0, more = -1;

@@ -63,6 +63,8 @@ struct xcfg {
 	unsigned max_stalls, max_crashes, max_steps;
 	unsigned maxf[XK__COUNT];/* --max-faults: per kind from XK_ERRNO on (stall, crash: the two above) */
 	int maxf_set;            /* --max-faults given: DFS branches on the kinds from XK_ERRNO on only then */
+	unsigned maxf_named;     /* bit per kind --max-faults named (or all= set): an adapter's explore offers
+				  * errno, short-write and split-write only then */
 	int crashes_named;       /* --max-crashes or --max-faults crash= given (external explore: crashes only then) */
 	double stallv[X_MAX_STALLV]; /* --stall: the multiples of the stale age a stall may take */
 	int pauses;              /* --pauses: a stall may also be a pause (the others go on meanwhile) */
