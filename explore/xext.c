@@ -308,9 +308,10 @@ static int xe_pump(struct xext *xe, struct xe_exec *x, unsigned w)
 			int got = sscanf(line, fmt, &p->id, p->call, p1, p2, fl);
 			if (got < 3)
 				return xe_fail(x, "w%u: bad step line \"%.200s\"", w, line);
-			if (!strcmp(p2, "sync")) {
+			if (!strcmp(p2, "sync") || !strcmp(p2, "rest")) { /* flags after a call's one path */
+				p->sync = !strcmp(p2, "sync");
+				p->rest = !strcmp(p2, "rest");
 				p2[0] = '\0';
-				p->sync = 1;
 			}
 			p->sync |= !strcmp(fl, "sync");
 			snprintf(p->path[0], sizeof p->path[0], "%s", p1);
@@ -499,8 +500,8 @@ static int xe_tick(struct xext *xe, struct xe_exec *x)
 {
 	for (unsigned w = 0; w < xe->n; w++) {
 		struct xe_worker *s = &xe->w[w];
-		if (s->stopped || s->next_timer < 0 || s->next_timer > xe->now_ms)
-			continue;
+		if (s->stopped || s->next_timer < 0 || s->next_timer > xe->now_ms || s->pause_until > xe->now_ms)
+			continue; /* a paused worker is frozen: its timers wait for its pause to end */
 		if (s->npend && s->pend[0].sync)
 			continue;
 		if (xe_send(xe, w, "time %lld", (long long)(xe->now_ms + XE_T0)) != 0 || xe_pump(xe, x, w) != 0)
@@ -511,7 +512,9 @@ static int xe_tick(struct xext *xe, struct xe_exec *x)
 
 static const char *xe_pend_words(const struct xext *xe, const struct xe_pend *p, char *buf, size_t len)
 {
-	if (p->path[1][0])
+	if (p->rest)
+		snprintf(buf, len, "%s, the rest of %s", p->call, xe_rel(xe, p->path[0]));
+	else if (p->path[1][0])
 		snprintf(buf, len, "%s %s %s", p->call, xe_rel(xe, p->path[0]), xe_rel(xe, p->path[1]));
 	else
 		snprintf(buf, len, "%s %s", p->call, xe_rel(xe, p->path[0]));
@@ -540,6 +543,30 @@ static unsigned xe_call_fsop(const char *call)
 	return FSX_OP_COUNT; /* close, utimes, flock ...: no errno choice */
 }
 
+/* A pending call as the seam's kind: the rest of a split write is a write. */
+static unsigned xe_pend_fsop(const struct xe_pend *p)
+{
+	return p->rest ? FSX_WRITE : xe_call_fsop(p->call);
+}
+
+/* A write call the helpers can tear (short-write, split-write): Node's
+ * write, writeFile and appendFile, Python's os.write. */
+static int xe_pend_writes(const struct xe_pend *p)
+{
+	return p->rest || !strcmp(p->call, "write") || !strcmp(p->call, "writeFile") || !strcmp(p->call, "appendFile");
+}
+
+/* A split write's pause: the shortest --stall multiple of the writer's stale
+ * age (explore/xfaults.c), the others going on meanwhile. */
+static int64_t xe_split_ms(const struct xext *xe, unsigned w)
+{
+	const struct xcfg *cfg = xe->cfg;
+	double k = cfg->stallv[0];
+	for (unsigned i = 1; i < cfg->nstallv; i++)
+		k = cfg->stallv[i] < k ? cfg->stallv[i] : k;
+	return (int64_t)(k * (double)(xe->stale_ms[w] == LS_NEVER ? 10000 : xe->stale_ms[w]));
+}
+
 static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x)
 {
 	const struct xcfg *cfg = xe->cfg;
@@ -553,6 +580,9 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 	 * asked for (--max-faults errno=N; before, any --max-faults gave them) */
 	const unsigned max_errnos = xe_budget(cfg, XK_ERRNO);
 	unsigned errnos = 0;
+	/* a torn write (short-write) and a split one: only when asked for too */
+	const unsigned max_shorts = xe_budget(cfg, XK_SHORT), max_splits = xe_budget(cfg, XK_SPLIT);
+	unsigned shorts = 0, splits = 0;
 	struct xopt opt[X_MAX_OPTS];
 	for (;;) {
 		/* ops first: they are no decision */
@@ -585,6 +615,8 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 			if (s->stopped)
 				continue;
 			live++;
+			if (s->pause_until > xe->now_ms)
+				continue; /* a split write's writer, paused */
 			for (unsigned k = 0; k < s->npend && nopt < X_MAX_OPTS && k < 256; k++) {
 				if (def < 0 && (int)w == current)
 					def = (int)nopt;
@@ -597,10 +629,12 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 			return 0;
 		if (!nopt) {
 			int64_t t = -1;
-			for (unsigned w = 0; w < xe->n; w++)
-				if (!xe->w[w].stopped && xe->w[w].next_timer >= 0 &&
-				    (t < 0 || xe->w[w].next_timer < t))
-					t = xe->w[w].next_timer;
+			for (unsigned w = 0; w < xe->n; w++) {
+				const struct xe_worker *s = &xe->w[w];
+				int64_t at = s->pause_until > xe->now_ms ? s->pause_until : s->next_timer;
+				if (!s->stopped && at >= 0 && (t < 0 || at < t))
+					t = at;
+			}
 			if (t < 0)
 				return xe_fail(x, "no worker can move: none has a call waiting or a timer set (a lock call that "
 					       "waits on something outside the file system?)");
@@ -633,10 +667,25 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)w, 0 };
 		if (errnos < max_errnos) /* at a worker's oldest call, the errnos of its kind */
 			for (unsigned w = 0; w < xe->n; w++)
-				if (!xe->w[w].stopped && xe->w[w].npend)
-					for (const signed char *e = x_op_errs(xe_call_fsop(xe->w[w].pend[0].call));
+				if (!xe->w[w].stopped && xe->w[w].npend && xe->w[w].pause_until <= xe->now_ms)
+					for (const signed char *e = x_op_errs(xe_pend_fsop(&xe->w[w].pend[0]));
 					     *e >= 0 && nopt < X_MAX_OPTS; e++)
 						opt[nopt++] = (struct xopt){ XK_ERRNO, (uint8_t)w, (uint8_t)*e };
+		/* at any waiting write of a worker (m: which), as the runs: a torn one,
+		 * a split one (not at the rest of one) */
+		for (unsigned w = 0; w < xe->n && (shorts < max_shorts || splits < max_splits); w++) {
+			const struct xe_worker *s = &xe->w[w];
+			if (s->stopped || s->pause_until > xe->now_ms)
+				continue;
+			for (unsigned k = 0; k < s->npend && nopt + 2 <= X_MAX_OPTS; k++) {
+				if (xe_pend_writes(&s->pend[k]) && shorts < max_shorts)
+					opt[nopt++] = (struct xopt){ XK_SHORT, (uint8_t)w, (uint8_t)k };
+				if (xe_pend_writes(&s->pend[k]) && splits < max_splits && !s->pend[k].rest)
+					opt[nopt++] = (struct xopt){ XK_SPLIT, (uint8_t)w, (uint8_t)k };
+				if (s->pend[k].sync)
+					break;
+			}
+		}
 		struct xdec d = { x->decisions, opt, nopt, nrun, current,
 				  current >= 0 && !xe->w[current].stopped && xe->w[current].npend, run_steps };
 		unsigned pick = choose(ctx, &d);
@@ -688,25 +737,45 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 			continue;
 		}
 		/* run a call, or fail the oldest one with an errno (the adapter's
-		 * helper throws it as the call's own error, and nothing is done) */
+		 * helper throws it as the call's own error, and nothing is done), or
+		 * tear a write (the helper writes its first 10 bytes, then fails it
+		 * with ENOSPC or leaves the rest for a call of its own) */
 		const unsigned k = o->kind == XK_ERRNO ? 0 : o->m;
-		const char *inj = o->kind == XK_ERRNO ? x_err_names[o->m % X_NERRS] : NULL;
+		const char *inj = o->kind == XK_ERRNO ? x_err_names[o->m % X_NERRS]
+				  : o->kind == XK_SHORT || o->kind == XK_SPLIT ? kind_names[o->kind] : NULL;
 		struct xe_pend p = s->pend[k];
 		memmove(&s->pend[k], &s->pend[k + 1], (s->npend - k - 1) * sizeof p);
 		s->npend--;
 		s->done[0] = '\0';
 		char pw[2 * SCHED_PATH + 32];
-		if (inj) {
-			unsigned op = xe_call_fsop(p.call);
-			xe_record(xe, o->w, EV_FAULT, x_errs[o->m % X_NERRS], FK_ERRNO,
-				  op < FSX_OP_COUNT ? (int64_t)point_hash(fsx_op_point((enum fsx_op)op)) : 0, 0);
+		const unsigned op = xe_pend_fsop(&p);
+		const int64_t at_op = op < FSX_OP_COUNT ? (int64_t)point_hash(fsx_op_point((enum fsx_op)op)) : 0;
+		if (o->kind == XK_ERRNO) {
+			xe_record(xe, o->w, EV_FAULT, x_errs[o->m % X_NERRS], FK_ERRNO, at_op, 0);
 			xe_line_add(xe, x, o->w, XEL_CALL, 1, "w%u %s %s, failed by lockstorm with %s", o->w, xe->lib,
 				    xe_pend_words(xe, &p, pw, sizeof pw), inj);
 			errnos++;
+		} else if (o->kind == XK_SHORT) { /* the fault engine's record of a short write */
+			xe_record(xe, o->w, EV_FAULT, ENOSPC, FK_SHORT_WRITE, at_op, XE_TEAR);
+			xe_line_add(xe, x, o->w, XEL_CALL, 1, "w%u %s %s (the disk fills mid-write, only its first %d bytes "
+				    "land)", o->w, xe->lib, xe_pend_words(xe, &p, pw, sizeof pw), XE_TEAR);
+			shorts++;
+		} else if (o->kind == XK_SPLIT) { /* ... of a split one, and its pause (excused as a stall is) */
+			const int64_t ms = xe_split_ms(xe, o->w);
+			xe_record(xe, o->w, EV_FAULT, 0, FK_SHORT_WRITE, at_op, XE_TEAR);
+			xe_record(xe, o->w, EV_FAULT, 0, FK_STALL, (int64_t)point_hash("explore/pause"), ms);
+			xe_line_add(xe, x, o->w, XEL_CALL, 1, "w%u %s %s: its first %d bytes land, then w%u pauses %.3g s "
+				    "before the rest (the others go on)", o->w, xe->lib, xe_pend_words(xe, &p, pw, sizeof pw),
+				    XE_TEAR, o->w, (double)ms / 1000.0);
+			s->pause_until = xe->now_ms + ms;
+			x->stall_ms += ms;
+			splits++;
 		} else {
 			xe_line_add(xe, x, o->w, XEL_CALL, 0, "w%u %s %s", o->w, xe->lib, xe_pend_words(xe, &p, pw, sizeof pw));
 		}
 		size_t li = x->nline - 1;
+		if (li < x->nline)
+			x->line[li].fault = inj != NULL;
 		const long long at = (long long)(xe->now_ms + XE_T0);
 		if ((inj ? xe_send(xe, o->w, "go %u %lld %s", p.id, at, inj) : xe_send(xe, o->w, "go %u %lld", p.id, at)) != 0)
 			return xe_fail(x, "w%u: cannot write to the adapter", o->w);
@@ -718,8 +787,12 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 		int ok = !strcmp(sw->done, "ok");
 		if (li < x->nline) {
 			struct xe_line *l = &x->line[li];
-			char res[40];
+			char res[80];
 			snprintf(res, sizeof res, ": %s", sw->done[0] ? sw->done : "?");
+			if (inj && o->kind != XK_ERRNO && ok) /* nothing to tear */
+				snprintf(res, sizeof res, " (%d bytes or fewer: it landed whole): ok", XE_TEAR);
+			else if (!strcmp(sw->done, "part")) /* told in words already */
+				res[0] = '\0';
 			/* the result goes before the events */
 			char tail[400];
 			char *arrow = strstr(l->text, " -> ");
@@ -733,7 +806,9 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 				  strcmp(p.call, "realpath") && strcmp(p.call, "read") && strcmp(p.call, "close");
 			l->mutates |= (uint8_t)mut;
 		}
-		xe_objects(xe, o->w, &p, ok, NULL);
+		/* a torn write made its file all the same */
+		xe_objects(xe, o->w, &p, ok || (o->kind == XK_SHORT && !strcmp(sw->done, "ENOSPC")) ||
+					 (o->kind == XK_SPLIT && !strcmp(sw->done, "part")), NULL);
 		if (xe->nrec > rec_before && li < x->nline)
 			x->line[li].rec_to = (uint32_t)xe->nrec;
 		current = o->w;

@@ -11,7 +11,12 @@
  * file-system call the library makes (`step K CALL PATH`) and waits for
  * `go K T`; it runs its timers on the virtual clock the explorer moves
  * (`time T`).  A decision lists the options: run one pending call of a
- * worker, or stall a worker (the clock jumps N stale ages for everybody).
+ * worker, or stall a worker (the clock jumps N stale ages for everybody);
+ * when asked for (--max-faults), crash it, fail its oldest call with an
+ * errno (`go K T ERRNO`), or tear a write: only its first 10 bytes land,
+ * then ENOSPC (`go K T short-write`), or they land and the writer pauses
+ * while the others go on, then the rest is a call of its own
+ * (`go K T split-write`; `done K part`, `step K2 CALL PATH rest`).
  * Option 0 is the default: the worker that ran last, its oldest call.  An
  * execution is its deviations from that default (struct xchoice, as for
  * the built-in models), so replay feeds them back and ddmin shrinks them.
@@ -29,10 +34,12 @@
 #define XE_POOL 2                /* executions whose adapters start ahead (start-up is slow) */
 #define XE_PEND 16               /* calls one adapter may have waiting */
 #define XE_T0 1700000000000LL    /* the virtual clock's start, ms since the epoch */
+#define XE_TEAR 10               /* short and split writes: the bytes that land first (as xfaults.c) */
 
 struct xe_pend {
 	uint32_t id;
 	int sync;                /* a sync call: the adapter can do nothing else */
+	int rest;                /* the rest of a split write (`step K CALL PATH rest`) */
 	char call[16];
 	char path[2][SCHED_PATH];
 };
@@ -45,6 +52,7 @@ struct xe_worker {
 	struct xe_pend pend[XE_PEND];
 	unsigned npend;
 	int64_t next_timer;      /* virtual ms of its earliest timer, -1 none */
+	int64_t pause_until;     /* a split write's pause: frozen till this virtual ms */
 	int wants_op, stopped, exited;
 	int holding;             /* between its acquired and release-begin */
 	unsigned ops_given;
@@ -57,6 +65,7 @@ struct xe_line {
 	uint8_t w;
 	uint8_t kind;            /* XEL_* */
 	uint8_t mutates;         /* a call that changed something, or one with events after it */
+	uint8_t fault;           /* an errno, a torn or split write: never folded into a summary line */
 	int64_t now_ms;          /* since the start */
 	uint32_t rec_to;         /* records written up to here */
 	char text[400];

@@ -61,12 +61,19 @@ static unsigned xe_choose_random(void *ctx, const struct xdec *d)
 	int holding = 0;
 	for (unsigned w = 0; w < r->xe->n; w++)
 		holding |= r->xe->w[w].holding;
-	/* the options: runs, then stalls and crashes, then errnos (when asked for) */
-	unsigned ne = 0, first = d->nopt;
-	for (unsigned i = d->nrun; i < d->nopt; i++)
-		if (d->opt[i].kind == XK_ERRNO && !ne++)
+	/* the options: runs, then stalls and crashes, then errnos, then torn and
+	 * split writes (those two kinds when asked for) */
+	unsigned ne = 0, first = d->nopt, efirst = 0, nw = 0, wfirst = 0;
+	for (unsigned i = d->nrun; i < d->nopt; i++) {
+		unsigned kind = d->opt[i].kind;
+		if ((kind == XK_ERRNO || kind == XK_SHORT || kind == XK_SPLIT) && first == d->nopt)
 			first = i;
-	if (holding && r->holds++ == r->stall_at && first > d->nrun) { /* a stall or crash, never an errno */
+		if (kind == XK_ERRNO && !ne++)
+			efirst = i;
+		if ((kind == XK_SHORT || kind == XK_SPLIT) && !nw++)
+			wfirst = i;
+	}
+	if (holding && r->holds++ == r->stall_at && first > d->nrun) { /* a stall or crash, never an errno or a write's */
 		unsigned pick = d->nrun + (unsigned)prng_below(&r->rng, first - d->nrun);
 		r->stalled = d->opt[pick].w;
 		r->others_until = d->at + 40;
@@ -99,7 +106,11 @@ static unsigned xe_choose_random(void *ctx, const struct xdec *d)
 	/* an errno now and then, when they are asked for (the loop offers them
 	 * while the budget lasts; without them the draws below are as before) */
 	if (ne && prng_unit(&r->rng) < 0.05)
-		return first + (unsigned)prng_below(&r->rng, ne);
+		return efirst + (unsigned)prng_below(&r->rng, ne);
+	/* a write torn or split now and then: a write is a decision or two of an
+	 * op, so more often than an errno (without them, no draw is made) */
+	if (nw && prng_unit(&r->rng) < 0.2)
+		return wfirst + (unsigned)prng_below(&r->rng, nw);
 	if (prng_unit(&r->rng) < 0.25)
 		return (unsigned)prng_below(&r->rng, d->nrun);
 	return 0;
@@ -162,7 +173,7 @@ static size_t xe_whole_op(const struct xe_exec *x, size_t i, size_t cut)
 		return 0;
 	for (size_t j = i; j < cut; j++) {
 		const struct xe_line *m = &x->line[j];
-		if (m->kind != XEL_CALL || m->w != l->w)
+		if (m->kind != XEL_CALL || m->w != l->w || m->fault) /* a fault is told on its own line */
 			return 0;
 		if (strstr(m->text, "-> released") || strstr(m->text, ", released"))
 			return j + 1 - i >= 3 && j + 1 < cut ? j + 1 : 0;
@@ -352,10 +363,11 @@ int xext_main(struct xcfg *cfg, int argc, char **argv)
 	const struct xshape sh = shape_even(cfg->run.workers, cfg->ops);
 	if (!cfg->quiet)
 		fprintf(stderr, "lockstorm explore: %s (the library itself, %s) / %s, %u workers x %u ops, strategy random, "
-			"seed %llu, stalls <= %u (%.3g x stale), crashes <= %u, errnos <= %u\n", cfg->run.proto[0]->name,
+			"seed %llu, stalls <= %u (%.3g x stale), crashes <= %u, errnos <= %u, short writes <= %u, "
+			"split writes <= %u\n", cfg->run.proto[0]->name,
 			xe.cmd, cfg->run.workload->name, cfg->run.workers, cfg->ops, (unsigned long long)cfg->run.seed,
 			cfg->max_stalls, cfg->stallv[0], cfg->crashes_named ? cfg->max_crashes : 0,
-			xe_budget(cfg, XK_ERRNO));
+			xe_budget(cfg, XK_ERRNO), xe_budget(cfg, XK_SHORT), xe_budget(cfg, XK_SPLIT));
 	int64_t t0 = xe_mono_ms(), found = 0;
 	uint64_t k = 0, bounded = 0, found_k = 0;
 	int rc = 0, more = -1;
@@ -489,7 +501,8 @@ int xext_replay_main(const char *path, int quiet, int full, const char *dir)
 		const char *kind = json_string_value(json_object_get(c, "do"));
 		dev[i].at = (uint32_t)json_integer_value(json_object_get(c, "at"));
 		int kk = x_kind_parse(kind);
-		dev[i].kind = (uint8_t)(kk == XK_STALL || kk == XK_CRASH || kk == XK_ERRNO ? kk : XK_RUN);
+		dev[i].kind = (uint8_t)(kk == XK_STALL || kk == XK_CRASH || kk == XK_ERRNO || kk == XK_SHORT ||
+					kk == XK_SPLIT ? kk : XK_RUN);
 		dev[i].w = (uint8_t)json_integer_value(json_object_get(c, "w"));
 		dev[i].m = (uint8_t)json_integer_value(json_object_get(c, "m"));
 	}

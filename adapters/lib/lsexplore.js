@@ -10,6 +10,10 @@
  *     step K CALL PATH [PATH2]  --->        (a call waits to be granted)
  *     done K ok|ERRNO           --->  <---  go K T      run call K at virtual ms T
  *                                     <---  go K T ERRNO  fail it with ERRNO, not run
+ *     done K ENOSPC             --->  <---  go K T short-write  a write: its first 10
+ *                                           bytes land, then it fails with ENOSPC
+ *     done K part               --->  <---  go K T split-write  a write: its first 10
+ *     step K2 CALL PATH rest    --->        bytes land; the rest is a call of its own
  *     <ns> EVENT ...            --->  <---  time T      the clock is T: due timers fire
  *     next                      --->  <---  op N T | stop
  *     quiet T                   --->        settled; T: its earliest timer (-1 none)
@@ -282,27 +286,109 @@ function injected(code, p) {
 	return e;
 }
 
+const TEAR = 10; /* short and split writes: the bytes that land first (explore/xfaults.c) */
+
+function bytesOf(data, enc) {
+	if (typeof data === 'string')
+		return Buffer.from(data, typeof enc === 'string' ? enc : 'utf8');
+	if (ArrayBuffer.isView(data))
+		return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+	return null;
+}
+
+/* A write the explorer may tear: its bytes, how a part of them is written
+ * (in order: the first part as the call itself, the rest after it), and the
+ * call's result once all are.  null: no write we can take apart. */
+function tearable(p) {
+	const a = p.args;
+	if (p.name === 'writeFile' || p.name === 'appendFile') {
+		const opts = a[2];
+		const data = bytesOf(a[1], opts && typeof opts === 'object' ? opts.encoding : opts);
+		if (!data)
+			return null;
+		return {
+			data,
+			part: (b, first) => (first ? perform(p.name, [a[0], b, opts]) : perform('appendFile', [a[0], b]), b.length),
+			result: () => undefined,
+		};
+	}
+	if (p.name !== 'write')
+		return null;
+	let data, pos; /* write(fd, buffer[, offset[, length[, position]]]) or (fd, buffer, options) or (fd, string[, position[, encoding]]) */
+	if (typeof a[1] === 'string') {
+		data = bytesOf(a[1], a[3]);
+		pos = a[2];
+	} else {
+		const buf = bytesOf(a[1]);
+		if (!buf)
+			return null;
+		let off = a[2], len = a[3];
+		pos = a[4];
+		if (off && typeof off === 'object')
+			({ offset: off, length: len, position: pos } = off);
+		off = off || 0;
+		len = len === undefined || len === null ? buf.length - off : len;
+		data = buf.subarray(off, off + len);
+	}
+	let at = typeof pos === 'number' || typeof pos === 'bigint' ? Number(pos) : null;
+	return {
+		data,
+		part: (b) => {
+			const n = perform('write', [a[0], b, 0, b.length, at]);
+			if (at !== null)
+				at += n;
+			return n;
+		},
+		result: (n) => n,
+	};
+}
+
 /* A granted step: the call, `done`, then the result to its caller.  With
- * INJECT (`go K T ERRNO`) the call is not made: it fails with that errno. */
+ * INJECT (`go K T ERRNO`) the call is not made: it fails with that errno.
+ * With `short-write` a write's first TEAR bytes land, then it fails with
+ * ENOSPC; with `split-write` they land (`done K part`) and the rest is
+ * announced as a call of its own (`step K2 CALL PATH rest`), granted later,
+ * which then gives the caller its result.  True when the caller still waits
+ * (the rest). */
 function grant(id, inject) {
 	const p = pending.get(id);
 	if (!p)
-		return;
+		return false;
 	pending.delete(id);
-	let res, err = null;
+	let res, err = null, rest = null;
 	performing++; // what the call does inside (Node 18's readFileSync calls fs.openSync ...) is this step's
 	try {
-		if (inject)
+		const tear = inject === 'short-write' || inject === 'split-write';
+		const t = p.torn || (tear ? tearable(p) : null); /* p.torn: this is the rest of a split one */
+		const data = p.torn ? p.data : t && t.data;
+		if (tear && t && data.length > TEAR) {
+			const n = t.part(data.subarray(0, TEAR), !p.torn);
+			if (inject === 'short-write')
+				err = injected('ENOSPC', p);
+			else
+				rest = { torn: t, data: data.subarray(TEAR), before: (p.before || 0) + n };
+		} else if (inject && !tear) {
 			err = injected(inject, p);
-		else
-			res = perform(p.name, p.args);
+		} else if (p.torn) {
+			res = t.result(p.before + p.torn.part(p.data, false));
+		} else {
+			res = perform(p.name, p.args); /* also a write too short to tear: it lands whole */
+		}
 	} catch (e) {
 		err = e;
 	} finally {
 		performing--;
 	}
+	if (rest) {
+		out(`done ${id} part`);
+		const rid = ++stepSeq;
+		out(`step ${rid} ${p.name} ${show(p.args[0])} rest${p.sync ? ' sync' : ''}`);
+		pending.set(rid, Object.assign({}, p, rest));
+		return true;
+	}
 	out(`done ${id} ${err ? errName(err) : 'ok'}`);
 	p.deliver(err, res);
+	return false;
 }
 
 function cbResult(name, r) {
@@ -335,7 +421,7 @@ for (const name of Object.keys(CALLS)) {
 			return real[name + 'Sync'](...args);
 		const id = announce(name, args, true);
 		let res, err = null, got = false;
-		pending.set(id, { name, args, deliver: (e, r) => { err = e; res = r; got = true; } });
+		pending.set(id, { name, args, sync: true, deliver: (e, r) => { err = e; res = r; got = true; } });
 		out(`quiet ${nextTimerAt()} sync`);
 		while (!got) {
 			const c = readCmd();
@@ -343,7 +429,8 @@ for (const name of Object.keys(CALLS)) {
 				stopNow();
 			if (c[0] === 'go') {
 				now = Number(c[2]);
-				grant(Number(c[1]), c[3]);
+				if (grant(Number(c[1]), c[3])) /* a split write: its rest is the next call */
+					out(`quiet ${nextTimerAt()} sync`);
 			}
 		}
 		if (err)

@@ -10,6 +10,10 @@ does for Node (docs/external-workers.md, "Exploring your own library"):
     step K CALL PATH [PATH2]  --->        (the call waits to be granted)
     quiet -1                  --->  <---  go K T      make call K at virtual ms T
                                     <---  go K T ERRNO  fail it with ERRNO (not made)
+    done K ENOSPC             --->  <---  go K T short-write  an os.write: its first 10
+                                          bytes land, then it fails with ENOSPC
+    done K part               --->  <---  go K T split-write  an os.write: its first 10
+    step K2 write FD rest     --->        bytes land; the rest is a call of its own
     done K ok|ERRNO           --->  <---  time T      the clock is T
     quiet T                   --->        (sleeping until virtual ms T)
     next, then quiet -1       --->  <---  op N T | stop
@@ -110,12 +114,18 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
         except (OSError, TypeError, ValueError):
             pass
 
-    def _step(name, paths, fn):
+    _TEAR = 10  # short and split writes: the bytes that land first (explore/xfaults.c)
+
+    def _step(name, paths, fn, tear=None, rest=False):
+        """Call FN as a step.  TEAR (a write's data, and how a part of it is
+        written) lets the explorer tear it: `short-write` (its first _TEAR
+        bytes land, then ENOSPC) or `split-write` (they land; the rest is a
+        step of its own, REST, and the call returns once it is written)."""
         if _state["busy"]:
             return fn()
         _state["step"] += 1
         k = _state["step"]
-        _out("step %d %s %s" % (k, name, " ".join(_show(p) for p in paths)))
+        _out("step %d %s %s%s" % (k, name, " ".join(_show(p) for p in paths), " rest" if rest else ""))
         _out("quiet -1")
         while True:
             c = _cmd()
@@ -128,7 +138,25 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
             if c[0] == "go" and int(c[1]) == k:
                 _state["now"] = int(c[2])
                 break
-        if len(c) > 3:  # go K T ERRNO: the call fails with it, not made (explore's errno choice)
+        if len(c) > 3 and c[3] in ("short-write", "split-write") and tear and len(tear[0]) > _TEAR:
+            data, part = tear
+            _state["busy"] = True
+            try:
+                n = part(data[:_TEAR])
+            except OSError as e:
+                _out("done %d %s" % (k, _errno.errorcode.get(e.errno, "EIO") if e.errno else "EIO"))
+                raise
+            finally:
+                _state["busy"] = False
+            if c[3] == "short-write":  # the disk is full: the write is torn
+                _out("done %d ENOSPC" % k)
+                raise OSError(_errno.ENOSPC, "%s (the disk filled mid-write: lockstorm explore)"
+                              % os.strerror(_errno.ENOSPC))
+            _out("done %d part" % k)
+            more = data[_TEAR:]
+            return n + _step(name, paths, lambda: part(more), (more, part), rest=True)
+        if len(c) > 3 and c[3] not in ("short-write", "split-write"):
+            # go K T ERRNO: the call fails with it, not made (explore's errno choice)
             code = getattr(_errno, c[3], _errno.EIO)
             _out("done %d %s" % (k, c[3]))
             raise OSError(code, "%s (injected by lockstorm explore)" % os.strerror(code),
@@ -158,24 +186,28 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
                 return real(*a, **kw)
             paths = list(a[:max(npaths, 1)])
 
-            def run():
-                r = real(*a, **kw)
+            def run(*b):  # the call; a torn write's parts: (fd, part)
+                b = b or a
+                r = real(*b, **kw)
                 if name == "open":
-                    _fds[r] = _show(a[0])
+                    _fds[r] = _show(b[0])
                 if name == "close":
-                    _fds.pop(a[0], None)
+                    _fds.pop(b[0], None)
                 if name in _MUT:
                     if fdcall:
                         try:
-                            _real["utime"](a[0], (_state["now"] / 1000.0,) * 2)
+                            _real["utime"](b[0], (_state["now"] / 1000.0,) * 2)
                         except OSError:
                             pass
                     else:
-                        last = a[npaths - 1] if npaths else a[0]
+                        last = b[npaths - 1] if npaths else b[0]
                         if name not in ("rename", "replace", "unlink", "remove", "rmdir"):
                             _stamp(last)
                         _stamp(os.path.dirname(os.fspath(last)) or ".")
                 return r
+            if name == "write" and len(a) == 2 and not kw:  # a write the explorer may tear
+                data = bytes(a[1])
+                return _step(name, paths, run, (data, lambda part: run(a[0], part)))
             return _step(name, paths, run)
         setattr(os, name, w)
 
