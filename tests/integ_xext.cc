@@ -134,11 +134,11 @@ static int lines_with(const std::string &trace, const std::string &mark)
 }
 
 static void a_choice_when_asked_for(const std::string &lib, int schedules, const std::string &option,
-				    const std::string &mark)
+				    const std::string &mark, const std::string &common = "")
 {
 	ScratchDir d;
 	const std::string cmd = "LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:" + lib + " -n 2 --ops 2 -s 1 --schedules " +
-				std::to_string(schedules) + " -q --dir " + d.path + " -o " + d.sub("out");
+				std::to_string(schedules) + " -q --dir " + d.path + " -o " + d.sub("out") + " " + common;
 	CmdResult r = run_cmd(cmd + " " + option);
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(r.out.find("no violation: " + std::to_string(schedules) + " schedules"), std::string::npos) << r.out;
@@ -166,6 +166,109 @@ TEST(IntegXext, ErrnosAreChoicesWhenAskedFor)
 	if (run_cmd("/usr/bin/python3 -c 'import filelock'").status != 0)
 		GTEST_SKIP() << "no python3-filelock";
 	a_choice_when_asked_for("py-filelock", 40, "--max-faults errno=1", ", failed by lockstorm with E");
+}
+
+/* A torn write (--max-faults short-write=N): only the first 10 bytes of a
+ * write the library makes land, then it fails with ENOSPC, as the language's
+ * own error.  The helpers' update writes a temporary file and renames it, so
+ * a torn one is never published: py-filelock (Python's os.write) and a Node
+ * adapter from `adapter new` (fs.promises.writeFile) keep every invariant. */
+TEST(IntegXext, ShortWritesAreChoicesWhenAskedFor)
+{
+	const std::string mark = " (the disk fills mid-write, only its first 10 bytes land): ENOSPC";
+	if (run_cmd("/usr/bin/python3 -c 'import filelock'").status == 0)
+		a_choice_when_asked_for("py-filelock", 10, "--max-faults short-write=1", mark);
+	if (run_cmd("node --version").status != 0)
+		GTEST_SKIP() << "no node";
+	ScratchDir a;
+	CmdResult made = run_cmd(BIN + " adapter new my-node --lang node --dir " + a.path);
+	ASSERT_EQ(made.status, 0) << made.out << made.err;
+	a_choice_when_asked_for("my-node", 6, "--max-faults short-write=1", mark, "--adapters " + a.path);
+}
+
+/* A split write (--max-faults split-write=N): its first 10 bytes land, the
+ * writer pauses (the shortest --stall multiple of its stale age) while the
+ * others go on, and the rest lands as a call of its own: in Python's
+ * os.write, and in Node's fs.writeSync on a descriptor (a sync call waits
+ * through both parts). */
+TEST(IntegXext, SplitWritesAreChoicesWhenAskedFor)
+{
+	if (run_cmd("/usr/bin/python3 -c 'import filelock'").status == 0)
+		a_choice_when_asked_for("py-filelock", 10, "--max-faults split-write=1",
+					": its first 10 bytes land, then w");
+	if (run_cmd("node --version").status != 0)
+		GTEST_SKIP() << "no node";
+	a_choice_when_asked_for("torn-node", 8, "--max-faults split-write=1", " write, the rest of state.json: ok",
+				"--adapters " + SRC + "/tests/adapters/torn");
+}
+
+/* Teeth: an adapter that writes the state in place (tests/adapters/torn)
+ * is caught by a torn write: the state no longer parses.  The search finds
+ * it with the option and not without; the counterexample records the choice
+ * and replays to the same steps and verdict. */
+static void torn_in_place_is_caught(const std::string &lib)
+{
+	ScratchDir d;
+	const std::string ad = " --adapters " + SRC + "/tests/adapters/torn";
+	const std::string cmd = BIN + " explore -p ext:" + lib + ad + " -n 2 --ops 2 -s 1 --schedules 10 --max-stalls 0 -q --dir " +
+				d.path + " -o " + d.sub("out");
+	CmdResult r = run_cmd(cmd + " --max-faults short-write=1");
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.out.find(" write state.json (the disk fills mid-write, only its first 10 bytes land): ENOSPC"),
+		  std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("state-intact"), std::string::npos) << r.out;
+	json_t *cex = json_load_file(d.sub("out/cex-1.json").c_str(), 0, NULL);
+	ASSERT_TRUE(cex);
+	std::string kinds, inv = json_string_value(json_object_get(cex, "invariant"));
+	json_t *ch = json_object_get(cex, "choices");
+	for (size_t i = 0; i < json_array_size(ch); i++)
+		kinds += std::string(json_string_value(json_object_get(json_array_get(ch, i), "do"))) + " ";
+	json_decref(cex);
+	EXPECT_NE(kinds.find("short-write"), std::string::npos) << kinds;
+	for (int i = 0; i < 2; i++) {
+		CmdResult p = run_cmd(BIN + " replay" + ad + " --dir " + d.path + " " + d.sub("out/cex-1.json"));
+		EXPECT_EQ(p.status, 1) << p.out << p.err;
+		EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
+		EXPECT_NE(p.out.find("verdict: FAIL (" + inv + ")"), std::string::npos) << p.out;
+		EXPECT_NE(p.out.find("the disk fills mid-write"), std::string::npos) << p.out;
+	}
+	r = run_cmd(cmd);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("no violation: 10 schedules"), std::string::npos) << r.out;
+}
+
+TEST(IntegXext, ATornInPlaceWriteIsCaughtAndReplaysPython)
+{
+	torn_in_place_is_caught("torn-py");
+}
+
+TEST(IntegXext, ATornInPlaceWriteIsCaughtAndReplaysNode)
+{
+	if (run_cmd("node --version").status != 0)
+		GTEST_SKIP() << "no node";
+	torn_in_place_is_caught("torn-node");
+}
+
+/* proper-lockfile's takeover race through a slow write instead of a stall:
+ * w1's write of its temporary file pauses 15 s (--stall 1.5) after 10 bytes,
+ * w0 takes the lock over past its 10 s stale age and commits, and w1's rest
+ * lands and it commits too: a zombie write, which replays. */
+TEST(IntegXext, ProperLockfileTakeoverThroughASplitWrite)
+{
+	std::string why = node_missing("proper-lockfile");
+	if (!why.empty())
+		GTEST_SKIP() << why << " is not installed: run ./ci/setup";
+	ScratchDir d;
+	CmdResult r = run_cmd(BIN + " explore -p ext:proper-lockfile -n 2 --ops 2 -s 1 --schedules 2 --stall 1.5 --max-stalls 0 "
+			      "--max-faults split-write=1 --no-shrink -q --dir " + d.path + " -o " + d.sub("out"));
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.out.find("zombie-write violated"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("its first 10 bytes land, then w1 pauses 15 s before the rest"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("w1 proper-lockfile writeFile, the rest of state.json.2001.tmp: ok"), std::string::npos) << r.out;
+	CmdResult p = run_cmd(BIN + " replay --dir " + d.path + " " + d.sub("out/cex-1.json"));
+	EXPECT_EQ(p.status, 1) << p.out << p.err;
+	EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
+	EXPECT_NE(p.out.find("verdict: FAIL (zombie-write)"), std::string::npos) << p.out;
 }
 
 /* npm's lockfile swallows every error of its unlock's unlink (its "best
