@@ -168,6 +168,21 @@ TEST(IntegXext, ErrnosAreChoicesWhenAskedFor)
 	a_choice_when_asked_for("py-filelock", 40, "--max-faults errno=1", ", failed by lockstorm with E");
 }
 
+/* Each kind only when named: --max-faults crash=1 gives crashes, no errnos
+ * and no torn writes (before, any --max-faults gave errnos). */
+TEST(IntegXext, OnlyTheNamedKindsAreChoices)
+{
+	if (run_cmd("/usr/bin/python3 -c 'import filelock'").status != 0)
+		GTEST_SKIP() << "no python3-filelock";
+	ScratchDir d;
+	CmdResult r = run_cmd("LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:py-filelock -n 2 --ops 2 -s 1 --schedules 10 "
+			      "--max-faults crash=1 --dir " + d.path + " -o " + d.sub("out"));
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.err.find("crashes <= 1, errnos <= 0, short writes <= 0, split writes <= 0"), std::string::npos) << r.err;
+	EXPECT_EQ(lines_with(r.err, "failed by lockstorm with"), 0) << r.err;
+	EXPECT_EQ(lines_with(r.err, "bytes land"), 0) << r.err;
+}
+
 /* A torn write (--max-faults short-write=N): only the first 10 bytes of a
  * write the library makes land, then it fails with ENOSPC, as the language's
  * own error.  The helpers' update writes a temporary file and renames it, so
