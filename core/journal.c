@@ -293,6 +293,18 @@ static uint32_t crc32c_rec_sw(const unsigned char *p)
 	return ~c;
 }
 
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static inline uint32_t crc32c_rec_hw_p(const struct jrec *r)
+{
+	return crc32c_rec_hw((const unsigned char *)r);
+}
+#endif
+
+static inline uint32_t crc32c_rec_sw_p(const struct jrec *r)
+{
+	return crc32c_rec_sw((const unsigned char *)r);
+}
+
 /* format 1's hash, kept for reading old journals */
 static uint32_t journal_checksum_v1(const struct jrec *r)
 {
@@ -331,6 +343,109 @@ int journal_valid(const struct jrec *r)
 {
 	return (r->magic == JOURNAL_MAGIC || r->magic == JOURNAL_MAGIC_V1) && r->type > EV_NONE &&
 	       r->type < EV__COUNT && r->check == journal_checksum(r);
+}
+
+/*
+ * journal_valid over a run of records, for readers.  Each record's checksum
+ * is a chain of dependent steps (8 multiplies for format 1, 8 crc32
+ * instructions for format 2), but records do not depend on each other: a
+ * block of JV_BLOCK of them is judged without a branch between them, so the
+ * CPU runs their chains side by side instead of one after another.  The
+ * verdict of every record is journal_valid's (a unit test holds them equal);
+ * only the first failing one is looked at again, one at a time.
+ */
+#define JV_BLOCK 8
+
+static inline unsigned jv_head_ok(const struct jrec *r)
+{
+	return (unsigned)(r->magic == JOURNAL_MAGIC || r->magic == JOURNAL_MAGIC_V1) &
+	       (unsigned)(r->type > EV_NONE) & (unsigned)(r->type < EV__COUNT);
+}
+
+static inline uint64_t jv_v1_step(uint64_t h, const unsigned char *p, uint64_t mask)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	h ^= w & mask;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* Format 1's hash of the 4 records from R into SUM: journal_checksum_v1's
+ * steps and values, four chains side by side in registers. */
+static inline void jv_v1_four(const struct jrec *r, uint32_t *sum)
+{
+	const unsigned char *p = (const unsigned char *)r;
+	uint64_t h0 = 0xcbf29ce484222325ULL, h1 = h0, h2 = h0, h3 = h0;
+
+	for (size_t i = 0; i < 64; i += 8) {
+		/* the last word: magic and pad; `check` itself is left out */
+		uint64_t m = i == 56 ? 0xffffffffULL : ~0ULL;
+		h0 = jv_v1_step(h0, p + i, m);
+		h1 = jv_v1_step(h1, p + 64 + i, m);
+		h2 = jv_v1_step(h2, p + 128 + i, m);
+		h3 = jv_v1_step(h3, p + 192 + i, m);
+	}
+	sum[0] = (uint32_t)(h0 ^ (h0 >> 32));
+	sum[1] = (uint32_t)(h1 ^ (h1 >> 32));
+	sum[2] = (uint32_t)(h2 ^ (h2 >> 32));
+	sum[3] = (uint32_t)(h3 ^ (h3 >> 32));
+}
+
+/* Leading valid records of r[0, n), block by block; the tail under a block
+ * and a block with a failure go record by record (journal_valid).  CRC is
+ * the format-2 checksum the caller's target has: inlined, not called. */
+static inline __attribute__((always_inline)) size_t
+jv_run(const struct jrec *r, size_t n, uint32_t (*crc)(const struct jrec *))
+{
+	size_t i = 0;
+	for (; i + JV_BLOCK <= n; i += JV_BLOCK) {
+		const struct jrec *b = &r[i];
+		uint32_t sum[JV_BLOCK];
+		unsigned v1 = 0, ok = 1;
+
+		for (size_t k = 0; k < JV_BLOCK; k++)
+			v1 += b[k].magic == JOURNAL_MAGIC_V1;
+		if (v1 == JV_BLOCK)
+			for (size_t k = 0; k < JV_BLOCK; k += 4)
+				jv_v1_four(b + k, sum + k);
+		else if (v1 == 0)
+			for (size_t k = 0; k < JV_BLOCK; k++)
+				sum[k] = crc(&b[k]);
+		else
+			for (size_t k = 0; k < JV_BLOCK; k++)
+				sum[k] = journal_checksum(&b[k]);
+		for (size_t k = 0; k < JV_BLOCK; k++)
+			ok &= jv_head_ok(&b[k]) & (unsigned)(sum[k] == b[k].check);
+		if (!ok)
+			break;
+	}
+	while (i < n && journal_valid(&r[i]))
+		i++;
+	return i;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static size_t journal_valid_run_hw(const struct jrec *r, size_t n)
+{
+	return jv_run(r, n, crc32c_rec_hw_p);
+}
+#endif
+
+static size_t journal_valid_run_sw(const struct jrec *r, size_t n)
+{
+	return jv_run(r, n, crc32c_rec_sw_p);
+}
+
+size_t journal_valid_run(const struct jrec *r, size_t n)
+{
+	if (__builtin_expect(crc32c_hw < 0, 0))
+		crc32c_init();
+#if defined(__x86_64__)
+	if (crc32c_hw)
+		return journal_valid_run_hw(r, n);
+#endif
+	return journal_valid_run_sw(r, n);
 }
 
 /*

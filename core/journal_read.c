@@ -45,6 +45,7 @@ struct jstream {
 	unsigned idx;         /* file order: breaks ties between equal seqs */
 	uint64_t left;        /* bytes of the file not read into buf yet */
 	size_t have, pos;     /* bytes in buf; offset of the next record */
+	size_t vend;          /* buf[pos, vend) is whole records already found valid */
 	size_t torn;          /* set when the stream ends */
 	int unordered;        /* a record came with a smaller seq than the one before */
 	uint64_t last_seq;    /* seq of the previous record */
@@ -119,48 +120,54 @@ static size_t jstream_tail(struct jstream *s)
 }
 
 /* Load the next record into s->cur: 1 got one, 0 the stream ended (torn
- * set), -1 read error with errno. */
+ * set), -1 read error with errno.  The records of a buffer are checked
+ * together when it is filled (journal_valid_run): the common call only
+ * steps over one already found valid. */
 static int jstream_next(struct jstream *s)
 {
-	if (s->have - s->pos < sizeof(struct jrec)) {
-		memmove(s->buf, s->buf + s->pos, s->have - s->pos);
-		s->have -= s->pos;
-		s->pos = 0;
-		while (s->left && s->have < s->bufsize) {
-			size_t want = s->bufsize - s->have;
-			ssize_t k;
+	if (__builtin_expect(s->pos >= s->vend, 0)) {
+		if (s->have - s->pos < sizeof(struct jrec)) {
+			memmove(s->buf, s->buf + s->pos, s->have - s->pos);
+			s->have -= s->pos;
+			s->pos = 0;
+			while (s->left && s->have < s->bufsize) {
+				size_t want = s->bufsize - s->have;
+				ssize_t k;
 
-			if (want > s->left)
-				want = (size_t)s->left;
-			k = read(s->fd, s->buf + s->have, want);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k < 0)
-				return -1;
-			if (k == 0) {
-				s->left = 0; /* truncated under us: what we have is all */
-				break;
+				if (want > s->left)
+					want = (size_t)s->left;
+				k = read(s->fd, s->buf + s->have, want);
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k < 0)
+					return -1;
+				if (k == 0) {
+					s->left = 0; /* truncated under us: what we have is all */
+					break;
+				}
+				s->have += (size_t)k;
+				s->left -= (uint64_t)k;
 			}
-			s->have += (size_t)k;
-			s->left -= (uint64_t)k;
 		}
-	}
-	if (s->have - s->pos >= sizeof(struct jrec)) {
 		/* read in place: pos is a multiple of the record size from an
 		 * 8-byte aligned buffer */
-		const struct jrec *p = (const struct jrec *)(const void *)(s->buf + s->pos);
-		if (journal_valid(p)) {
-			s->cur = p;
-			if (s->count && p->seq < s->last_seq)
-				s->unordered = 1;
-			s->last_seq = p->seq;
-			s->count++;
-			s->pos += sizeof(struct jrec);
-			return 1;
+		s->vend = s->pos + sizeof(struct jrec) *
+			  journal_valid_run((const struct jrec *)(const void *)(s->buf + s->pos),
+					    (s->have - s->pos) / sizeof(struct jrec));
+		if (s->vend == s->pos) {
+			s->torn = jstream_tail(s);
+			s->vend = 0;
+			return 0;
 		}
 	}
-	s->torn = jstream_tail(s);
-	return 0;
+	const struct jrec *p = (const struct jrec *)(const void *)(s->buf + s->pos);
+	s->cur = p;
+	if (s->count && p->seq < s->last_seq)
+		s->unordered = 1;
+	s->last_seq = p->seq;
+	s->count++;
+	s->pos += sizeof(struct jrec);
+	return 1;
 }
 
 /* Grow *arr to hold at least want records. */
