@@ -378,14 +378,17 @@ static inline void jv_v1_four(const struct jrec *r, uint32_t *sum)
 	const unsigned char *p = (const unsigned char *)r;
 	uint64_t h0 = 0xcbf29ce484222325ULL, h1 = h0, h2 = h0, h3 = h0;
 
-	for (size_t i = 0; i < 64; i += 8) {
-		/* the last word: magic and pad; `check` itself is left out */
-		uint64_t m = i == 56 ? 0xffffffffULL : ~0ULL;
-		h0 = jv_v1_step(h0, p + i, m);
-		h1 = jv_v1_step(h1, p + 64 + i, m);
-		h2 = jv_v1_step(h2, p + 128 + i, m);
-		h3 = jv_v1_step(h3, p + 192 + i, m);
+	for (size_t i = 0; i < 56; i += 8) {
+		h0 = jv_v1_step(h0, p + i, ~0ULL);
+		h1 = jv_v1_step(h1, p + 64 + i, ~0ULL);
+		h2 = jv_v1_step(h2, p + 128 + i, ~0ULL);
+		h3 = jv_v1_step(h3, p + 192 + i, ~0ULL);
 	}
+	/* the last word: magic and pad; `check` itself is left out */
+	h0 = jv_v1_step(h0, p + 56, 0xffffffffULL);
+	h1 = jv_v1_step(h1, p + 64 + 56, 0xffffffffULL);
+	h2 = jv_v1_step(h2, p + 128 + 56, 0xffffffffULL);
+	h3 = jv_v1_step(h3, p + 192 + 56, 0xffffffffULL);
 	sum[0] = (uint32_t)(h0 ^ (h0 >> 32));
 	sum[1] = (uint32_t)(h1 ^ (h1 >> 32));
 	sum[2] = (uint32_t)(h2 ^ (h2 >> 32));

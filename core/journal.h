@@ -152,6 +152,9 @@ int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, s
  * at a time, holding a small buffer per file and nothing of the history.
  *   journal_cursor_open(outdir, &c, &files)  0, or -1 errno
  *   journal_cursor_next(c, &r)   1 (r valid until the next call), 0 at the end, -1 errno
+ *   journal_cursor_run(c, &r, &n)   the same, but 1 gives n >= 1 records r[0..n-1] in a
+ *       row (one file's, all before every other file's next): what n calls of
+ *       journal_cursor_next would give one at a time; either call may follow the other
  *   journal_cursor_finish(c, &torn, damaged, dlen)  after the end: torn bytes, damage as
  *       journal_read_dir_checked says it; returns 1, or 0 when some file was not in seq
  *       order (what came out was not sorted: read it with journal_read_dir instead)
@@ -159,6 +162,7 @@ int journal_read_dir_checked(const char *outdir, struct jrec **out, size_t *n, s
 struct journal_cursor;
 int journal_cursor_open(const char *outdir, struct journal_cursor **c, unsigned *files);
 int journal_cursor_next(struct journal_cursor *c, const struct jrec **r);
+int journal_cursor_run(struct journal_cursor *c, const struct jrec **r, size_t *n);
 size_t journal_cursor_total(const struct journal_cursor *c); /* whole records the files held */
 int journal_cursor_finish(struct journal_cursor *c, size_t *torn, char *damaged, size_t dlen);
 void journal_cursor_close(struct journal_cursor *c);

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,11 +25,13 @@
  * million records.  Should a file not be in order after all, the merge is
  * thrown away and the files are concatenated in name order and stable-sorted.
  */
-#define JSTREAM_BUF (32 * 1024)
+#define JSTREAM_BUF (128 * 1024)
 /* With many files, smaller buffers: the buffers of a directory's streams
  * together stay near JSTREAM_ALL (2,048 journals: 4 KiB each). */
 #define JSTREAM_ALL (8u << 20)
 #define JSTREAM_MIN (4 * 1024)
+/* Records checked together (journal_valid_run), 4 KiB of them. */
+#define JSTREAM_CHECK 64
 
 static size_t jstream_bufsize(size_t nfiles)
 {
@@ -76,6 +79,8 @@ static int jstream_open(struct jstream *s, const char *path, unsigned idx, unsig
 		return -1;
 	}
 	s->left = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	/* read once, front to back: a disk file system may read ahead further */
+	(void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	return 0;
 }
 
@@ -119,6 +124,18 @@ static size_t jstream_tail(struct jstream *s)
 	return torn;
 }
 
+/* Make the record at s->pos, already found valid, the current one. */
+static inline void jstream_take(struct jstream *s)
+{
+	const struct jrec *p = (const struct jrec *)(const void *)(s->buf + s->pos);
+	s->cur = p;
+	if (s->count && p->seq < s->last_seq)
+		s->unordered = 1;
+	s->last_seq = p->seq;
+	s->count++;
+	s->pos += sizeof(struct jrec);
+}
+
 /* Load the next record into s->cur: 1 got one, 0 the stream ended (torn
  * set), -1 read error with errno.  The records of a buffer are checked
  * together when it is filled (journal_valid_run): the common call only
@@ -150,23 +167,20 @@ static int jstream_next(struct jstream *s)
 			}
 		}
 		/* read in place: pos is a multiple of the record size from an
-		 * 8-byte aligned buffer */
+		 * 8-byte aligned buffer; checked JSTREAM_CHECK records at a
+		 * time, so they are still in the first-level cache when the
+		 * caller reads them */
+		size_t whole = (s->have - s->pos) / sizeof(struct jrec);
 		s->vend = s->pos + sizeof(struct jrec) *
 			  journal_valid_run((const struct jrec *)(const void *)(s->buf + s->pos),
-					    (s->have - s->pos) / sizeof(struct jrec));
+					    whole < JSTREAM_CHECK ? whole : JSTREAM_CHECK);
 		if (s->vend == s->pos) {
 			s->torn = jstream_tail(s);
 			s->vend = 0;
 			return 0;
 		}
 	}
-	const struct jrec *p = (const struct jrec *)(const void *)(s->buf + s->pos);
-	s->cur = p;
-	if (s->count && p->seq < s->last_seq)
-		s->unordered = 1;
-	s->last_seq = p->seq;
-	s->count++;
-	s->pos += sizeof(struct jrec);
+	jstream_take(s);
 	return 1;
 }
 
@@ -399,6 +413,8 @@ struct journal_cursor {
 	size_t total;         /* whole records the files held when opened */
 	int primed, ended;
 	struct jstream *last; /* the stream the last record came from: advanced on the next call */
+	uint64_t bound_seq;   /* with last: the key (seq, file) of the first of the other */
+	unsigned bound_idx;   /* streams; while last's next record comes before it, it is next */
 };
 
 static int journal_list(const char *dirpath, char ***names_out, size_t *n_out)
@@ -518,6 +534,17 @@ int journal_cursor_next(struct journal_cursor *c, const struct jrec **r)
 	if (c->last) {
 		/* the record handed out last time is done with: move its stream on */
 		struct jstream *top = c->last;
+		/* the common case: its next record is already in its buffer, found
+		 * valid, and still before every other stream's (what jheap_down
+		 * would find: the top stays where it is) */
+		if (top->pos < top->vend) {
+			const struct jrec *p = (const struct jrec *)(const void *)(top->buf + top->pos);
+			if (p->seq < c->bound_seq || (p->seq == c->bound_seq && top->idx < c->bound_idx)) {
+				jstream_take(top);
+				*r = p;
+				return 1;
+			}
+		}
 		c->last = NULL;
 		rc = jstream_next(top);
 		if (rc < 0)
@@ -533,6 +560,37 @@ int journal_cursor_next(struct journal_cursor *c, const struct jrec **r)
 	}
 	c->last = c->h[0];
 	*r = c->h[0]->cur;
+	/* the first of the others is one of the top's children */
+	c->bound_seq = UINT64_MAX;
+	c->bound_idx = UINT_MAX;
+	for (size_t i = 1; i < 3 && i < c->nh; i++) {
+		const struct jstream *o = c->h[i];
+		if (o->cur->seq < c->bound_seq || (o->cur->seq == c->bound_seq && o->idx < c->bound_idx)) {
+			c->bound_seq = o->cur->seq;
+			c->bound_idx = o->idx;
+		}
+	}
+	return 1;
+}
+
+/* The next record, and after it every record of the same stream that is
+ * already in its buffer, found valid, and still before the other streams'
+ * first: the records journal_cursor_next would hand out one by one. */
+int journal_cursor_run(struct journal_cursor *c, const struct jrec **r, size_t *n)
+{
+	int rc = journal_cursor_next(c, r);
+	if (rc != 1)
+		return rc;
+	struct jstream *top = c->last;
+	size_t m = 1;
+	while (top->pos < top->vend) {
+		const struct jrec *p = (const struct jrec *)(const void *)(top->buf + top->pos);
+		if (!(p->seq < c->bound_seq || (p->seq == c->bound_seq && top->idx < c->bound_idx)))
+			break;
+		jstream_take(top);
+		m++;
+	}
+	*n = m;
 	return 1;
 }
 
