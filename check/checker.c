@@ -355,6 +355,39 @@ static void ck_by_revision(struct ck *c, const struct ck_count *count)
 	free(slot);
 }
 
+/* One record of the walk, in seq order: 0, or -1 on allocation failure. */
+static inline int ck_walk(struct ck *c, const struct jrec *r, struct ck_count *count)
+{
+	const struct check_input *in = c->in;
+
+	if (r->worker == JOURNAL_DRIVER) {
+		if (in->excuse_injected && r->type == EV_FAULT && r->a == FK_SWEEP && r->c > 0)
+			c->swept = 1; /* the explorer's sweep removed the lock's folder, or one beside it */
+		ck_driver(c, r);
+		return 0;
+	}
+	if (r->worker >= in->workers)
+		return 0; /* not this run's worker */
+	if (in->excuse_injected && r->type == EV_FAULT && r->err &&
+	    (r->a == FK_ERRNO || r->a == FK_SHORT_WRITE)) {
+		c->w[r->worker].injected = 1; /* a failure the harness made, in this op */
+		c->w[r->worker].injected_op = r->op;
+	}
+	/* an acquire error the harness injected is the fault's doing, not the
+	 * protocol's (whether it should have absorbed it: no-escaped-error) */
+	if (r->type == EV_ACQUIRE_ERROR && !c->has_acq_error) {
+		int injected = (c->w[r->worker].injected && c->w[r->worker].injected_op == r->op) ||
+			       (c->swept && r->err == ENOENT); /* explore only */
+		if (!injected) {
+			c->first_acq_error = *r;
+			c->has_acq_error = 1;
+		}
+	}
+	if (count)
+		ck_count_rec(&count[r->worker], r);
+	return ck_record(c, r->worker, r);
+}
+
 int check_run(const struct check_input *in, struct check_result *out)
 {
 	struct ck c;
@@ -407,46 +440,36 @@ int check_run(const struct check_input *in, struct check_result *out)
 
 	/* one pass in seq order, from the array or from the source */
 	uint64_t last_seq = 0;
-	for (size_t i = 0;; i++) {
-		const struct jrec *r;
+	int whole_array = 0;
+	for (;;) {
+		const struct jrec *run;
+		size_t m;
 
-		if (!in->rec && in->next) {
-			int k = in->next(in->next_ctx, &r);
+		if (!in->rec && in->next_run) {
+			int k = in->next_run(in->next_ctx, &run, &m);
 			if (k < 0)
 				goto out_err;
 			if (k == 0)
 				break;
-		} else if (i < in->n) {
-			r = &in->rec[i];
+		} else if (!in->rec && in->next) {
+			int k = in->next(in->next_ctx, &run);
+			if (k < 0)
+				goto out_err;
+			if (k == 0)
+				break;
+			m = 1;
+		} else if (!whole_array) {
+			whole_array = 1;
+			run = in->rec;
+			m = in->rec ? in->n : 0;
 		} else {
 			break;
 		}
-		last_seq = r->seq;
-		if (r->worker == JOURNAL_DRIVER) {
-			if (in->excuse_injected && r->type == EV_FAULT && r->a == FK_SWEEP && r->c > 0)
-				c.swept = 1; /* the explorer's sweep removed the lock's folder, or one beside it */
-			ck_driver(&c, r);
-			continue;
-		}
-		if (r->worker >= nw)
-			continue; /* not this run's worker */
-		if (in->excuse_injected && r->type == EV_FAULT && r->err &&
-		    (r->a == FK_ERRNO || r->a == FK_SHORT_WRITE)) {
-			c.w[r->worker].injected = 1; /* a failure the harness made, in this op */
-			c.w[r->worker].injected_op = r->op;
-		}
-		/* an acquire error the harness injected is the fault's doing, not the
-		 * protocol's (whether it should have absorbed it: no-escaped-error) */
-		int injected = (c.w[r->worker].injected && c.w[r->worker].injected_op == r->op) ||
-			       (c.swept && r->err == ENOENT); /* explore only */
-		if (r->type == EV_ACQUIRE_ERROR && !injected && !c.has_acq_error) {
-			c.first_acq_error = *r;
-			c.has_acq_error = 1;
-		}
-		if (count)
-			ck_count_rec(&count[r->worker], r);
-		if (ck_record(&c, r->worker, r) < 0)
-			goto out_nomem;
+		for (size_t k = 0; k < m; k++)
+			if (ck_walk(&c, &run[k], count) < 0)
+				goto out_nomem;
+		if (m)
+			last_seq = run[m - 1].seq;
 	}
 	out->torn_bytes = in->torn_bytes;
 

@@ -46,6 +46,9 @@ struct check_input {
 	 * worker state, open holds and lock objects.  torn_bytes and unjudgeable
 	 * are read after the end, so a source may set them when it ends. */
 	int (*next)(void *ctx, const struct jrec **r);
+	/* Or (when set, instead of next) several records at a time: 1 and *n >= 1
+	 * records at *r in seq order (valid until the next call), 0, -1 as next. */
+	int (*next_run)(void *ctx, const struct jrec **r, size_t *n);
 	void *next_ctx;
 	unsigned workers;
 	const int64_t *stale_ms;  /* per worker: the protocol's stale age (scaled), LS_NEVER if none */

@@ -64,7 +64,7 @@ static void unj_free(struct unj *u)
 	free(u->ok);
 }
 
-static void unj_see(struct unj *u, const struct jrec *r)
+static inline void unj_see(struct unj *u, const struct jrec *r)
 {
 	if (r->worker == JOURNAL_DRIVER && r->type == EV_STOP && !u->stopped) {
 		u->stopped = 1;
@@ -127,12 +127,13 @@ struct judge_src {
 	int unordered;
 };
 
-static int judge_next(void *ctx, const struct jrec **r)
+static int judge_next(void *ctx, const struct jrec **r, size_t *n)
 {
 	struct judge_src *s = ctx;
-	int k = journal_cursor_next(s->cur, r);
+	int k = journal_cursor_run(s->cur, r, n);
 	if (k == 1)
-		unj_see(&s->u, *r);
+		for (size_t i = 0; i < *n; i++)
+			unj_see(&s->u, &(*r)[i]);
 	if (k != 0)
 		return k;
 	size_t torn = 0;
@@ -162,6 +163,7 @@ static int judge_sorted(const struct run_config *cfg, const char *outdir, struct
 	in->rec = *rec;
 	in->n = n;
 	in->next = NULL;
+	in->next_run = NULL;
 	in->torn_bytes = torn;
 	in->unjudgeable = damaged[0] ? damaged : NULL;
 	if (check_run(in, res) != 0) {
@@ -208,7 +210,7 @@ int driver_verdict(const struct run_config *cfg, const char *outdir, struct chec
 		snap = fsutil_slurp(p, &snap_len);
 	}
 	struct check_input in = {
-		.next = judge_next,
+		.next_run = judge_next,
 		.next_ctx = &src,
 		.workers = cfg->workers,
 		.stale_ms = stale,

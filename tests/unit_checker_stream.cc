@@ -61,16 +61,48 @@ int next_rec(void *ctx, const struct jrec **r)
 	return 1;
 }
 
-check_result judge(const Recs &h, bool stream, const char *const *protos = nullptr, bool excuse = false)
+/* The same, a run of 1 to 4 records at a time (check_input.next_run),
+ * copied into a buffer it overwrites. */
+struct RunSource {
+	Source s;
+	jrec buf[4];
+	unsigned step = 0;
+};
+
+int next_run(void *ctx, const struct jrec **r, size_t *n)
+{
+	RunSource *rs = (RunSource *)ctx;
+	Source *s = &rs->s;
+	if (s->i == s->v->size()) {
+		s->ended = true;
+		s->in->torn_bytes = s->torn_at_end;
+		return 0;
+	}
+	size_t m = 1 + rs->step++ % 4;
+	if (m > s->v->size() - s->i)
+		m = s->v->size() - s->i;
+	for (size_t k = 0; k < m; k++)
+		rs->buf[k] = (*s->v)[s->i++];
+	*r = rs->buf;
+	*n = m;
+	return 1;
+}
+
+check_result judge(const Recs &h, bool stream, const char *const *protos = nullptr, bool excuse = false,
+		   bool runs = false)
 {
 	int64_t stale[2] = { 100, 100 }, budget[2] = { 1000, 1000 };
 	check_input in;
 	memset(&in, 0, sizeof in);
-	Source src;
+	RunSource rsrc;
+	Source &src = rsrc.s;
 	src.v = &h.r;
 	src.torn_at_end = 5;
 	src.in = &in;
-	if (stream) {
+	if (stream && runs) {
+		in.next_run = next_run;
+		in.next_ctx = &rsrc;
+	} else if (stream) {
 		in.next = next_rec;
 		in.next_ctx = &src;
 	} else {
@@ -106,11 +138,11 @@ Recs history()
 	return h;
 }
 
-TEST(CheckerStream, StreamingJudgesAsTheArrayDoes)
+static void streaming_judges_as_the_array_does(bool runs)
 {
 	Recs h = history();
 	static const char *const protos[] = { "flock", "mkdir-legacy" };
-	check_result a = judge(h, false, protos), b = judge(h, true, protos);
+	check_result a = judge(h, false, protos), b = judge(h, true, protos, false, runs);
 	EXPECT_EQ(a.pass, b.pass);
 	EXPECT_EQ(a.pass, 0) << "the history breaks exclusion";
 	for (int i = 0; i < INV__COUNT; i++) {
@@ -139,6 +171,16 @@ TEST(CheckerStream, StreamingJudgesAsTheArrayDoes)
 	}
 	EXPECT_EQ(b.rev[0].attempts, 3u);
 	EXPECT_EQ(b.rev[1].attempts, 2u);
+}
+
+TEST(CheckerStream, StreamingJudgesAsTheArrayDoes)
+{
+	streaming_judges_as_the_array_does(false);
+}
+
+TEST(CheckerStream, RunsJudgeAsTheArrayDoes)
+{
+	streaming_judges_as_the_array_does(true);
 }
 
 TEST(CheckerStream, ThroughputRunsFromTheFirstOpNotTheFirstFork)
@@ -201,3 +243,41 @@ TEST(CheckerStream, AnEnoentAfterTheExplorersSweepIsNotTheProtocolsNeverAcquired
 }
 
 } // namespace
+
+/* Runs (check_input.next_run) judge every history above as one record at a
+ * time does, with and without explore's excuses. */
+TEST(CheckerStream, RunsJudgeEveryHistoryAsOneAtATime)
+{
+	std::vector<Recs> hs;
+	hs.push_back(history());
+	Recs h;
+	h.ev(0, EV_WORKER_START, 0, 0).ev(0, EV_ATTEMPT, 0, 1).ev(0, EV_ACQUIRE_ERROR, 0, 2, 0, 2);
+	h.ev(1, EV_ATTEMPT, 0, 3).ev(1, EV_ACQUIRE_ERROR, 0, 4, 0, 13);
+	hs.push_back(h);
+	h = Recs();
+	h.ev(0, EV_WORKER_START, 0, 0).ev(0, EV_ATTEMPT, 0, 1).ev(0, EV_FAULT, 0, 2, FK_ERRNO, 1);
+	h.ev(0, EV_ACQUIRE_ERROR, 0, 3, 0, 1).ev(0, EV_ATTEMPT, 1, 4).ev(0, EV_ACQUIRE_ERROR, 1, 5, 0, 1);
+	hs.push_back(h);
+	for (int removed : { 1, 0 }) {
+		h = Recs();
+		h.ev(0, EV_WORKER_START, 0, 0).ev(JOURNAL_DRIVER, EV_FAULT, 0, 1, FK_SWEEP);
+		h.r.back().c = removed;
+		h.ev(0, EV_ATTEMPT, 0, 2).ev(0, EV_ACQUIRE_ERROR, 0, 3, 0, ENOENT);
+		hs.push_back(h);
+	}
+	for (size_t k = 0; k < hs.size(); k++)
+		for (bool excuse : { false, true }) {
+			check_result a = judge(hs[k], true, nullptr, excuse, false);
+			check_result b = judge(hs[k], true, nullptr, excuse, true);
+			EXPECT_EQ(a.pass, b.pass) << "history " << k;
+			for (int i = 0; i < INV__COUNT; i++) {
+				EXPECT_EQ(a.inv[i].violations, b.inv[i].violations) << "history " << k << " " << a.inv[i].name;
+				ASSERT_EQ(a.inv[i].nex, b.inv[i].nex) << "history " << k << " " << a.inv[i].name;
+				for (unsigned e = 0; e < a.inv[i].nex; e++)
+					EXPECT_STREQ(a.inv[i].ex[e].text, b.inv[i].ex[e].text);
+			}
+			EXPECT_DOUBLE_EQ(a.elapsed_s, b.elapsed_s);
+			EXPECT_EQ(a.attempts, b.attempts);
+			EXPECT_EQ(a.errors, b.errors);
+		}
+}
