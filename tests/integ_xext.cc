@@ -96,7 +96,7 @@ TEST(IntegXext, ExploreFindsProperLockfileTakeover)
 		GTEST_SKIP() << why << " is not installed: run ./ci/setup";
 	ScratchDir d;
 	CmdResult r = run_cmd(BIN + " explore -p ext:proper-lockfile -n 2 --ops 2 -s " XEXT_SEED
-			      " --schedules " XEXT_SCHEDULES " --stall 1.5 --no-shrink -q --dir " + d.path + " -o " + d.sub("out"));
+			      " --schedules " XEXT_SCHEDULES " --time-budget 30m --stall 1.5 --no-shrink -q --dir " + d.path + " -o " + d.sub("out"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_NE(r.out.find("own-release violated"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("proper-lockfile rmdir state.json.lock: ok"), std::string::npos) << r.out;
@@ -114,7 +114,7 @@ TEST(IntegXext, Flock1AndPyFilelockPass)
 		if (!strcmp(lib, "flock1") && run_cmd("flock --version").status != 0)
 			continue;
 		ScratchDir d;
-		CmdResult r = run_cmd(BIN + " explore -p ext:" + lib + " -n 2 --ops 2 --schedules 4 -q --dir " + d.path +
+		CmdResult r = run_cmd(BIN + " explore -p ext:" + lib + " -n 2 --ops 2 --schedules 4 --time-budget 30m -q --dir " + d.path +
 				      " -o " + d.sub("out"));
 		EXPECT_EQ(r.status, 0) << lib << "\n" << r.out << r.err;
 		EXPECT_NE(r.out.find("no violation: 4 schedules"), std::string::npos) << r.out;
@@ -138,7 +138,7 @@ static void a_choice_when_asked_for(const std::string &lib, int schedules, const
 {
 	ScratchDir d;
 	const std::string cmd = "LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:" + lib + " -n 2 --ops 2 -s 1 --schedules " +
-				std::to_string(schedules) + " -q --dir " + d.path + " -o " + d.sub("out") + " " + common;
+				std::to_string(schedules) + " --time-budget 30m -q --dir " + d.path + " -o " + d.sub("out") + " " + common;
 	CmdResult r = run_cmd(cmd + " " + option);
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(r.out.find("no violation: " + std::to_string(schedules) + " schedules"), std::string::npos) << r.out;
@@ -176,7 +176,7 @@ TEST(IntegXext, OnlyTheNamedKindsAreChoices)
 		GTEST_SKIP() << "no python3-filelock";
 	ScratchDir d;
 	CmdResult r = run_cmd("LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:py-filelock -n 2 --ops 2 -s 1 --schedules 10 "
-			      "--max-faults crash=1 --dir " + d.path + " -o " + d.sub("out"));
+			      "--time-budget 30m --max-faults crash=1 --dir " + d.path + " -o " + d.sub("out"));
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_NE(r.err.find("crashes <= 1, errnos <= 0, short writes <= 0, split writes <= 0"), std::string::npos) << r.err;
 	EXPECT_EQ(lines_with(r.err, "failed by lockstorm with"), 0) << r.err;
@@ -225,7 +225,7 @@ static void torn_in_place_is_caught(const std::string &lib)
 {
 	ScratchDir d;
 	const std::string ad = " --adapters " + SRC + "/tests/adapters/torn";
-	const std::string cmd = BIN + " explore -p ext:" + lib + ad + " -n 2 --ops 2 -s 1 --schedules 10 --max-stalls 0 -q --dir " +
+	const std::string cmd = BIN + " explore -p ext:" + lib + ad + " -n 2 --ops 2 -s 1 --schedules 10 --time-budget 30m --max-stalls 0 -q --dir " +
 				d.path + " -o " + d.sub("out");
 	CmdResult r = run_cmd(cmd + " --max-faults short-write=1");
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
@@ -274,7 +274,7 @@ TEST(IntegXext, ProperLockfileTakeoverThroughASplitWrite)
 	if (!why.empty())
 		GTEST_SKIP() << why << " is not installed: run ./ci/setup";
 	ScratchDir d;
-	CmdResult r = run_cmd(BIN + " explore -p ext:proper-lockfile -n 2 --ops 2 -s 1 --schedules 2 --stall 1.5 --max-stalls 0 "
+	CmdResult r = run_cmd(BIN + " explore -p ext:proper-lockfile -n 2 --ops 2 -s 1 --schedules 2 --time-budget 30m --stall 1.5 --max-stalls 0 "
 			      "--max-faults split-write=1 --no-shrink -q --dir " + d.path + " -o " + d.sub("out"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_NE(r.out.find("zombie-write violated"), std::string::npos) << r.out;
@@ -304,7 +304,8 @@ TEST(IntegXext, NpmLockfilesFailedUnlinkIsNoLivenessFailure)
 	EXPECT_EQ(p.status, 0) << p.out << p.err;
 	EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
 	EXPECT_NE(p.out.find("the violation (liveness) no longer happens"), std::string::npos) << p.out;
-	CmdResult r = run_cmd(BIN + " explore -p ext:npm-lockfile -n 2 --ops 2 -s 1 --max-faults errno=1 --dir " + d.path +
+	CmdResult r = run_cmd(BIN + " explore -p ext:npm-lockfile -n 2 --ops 2 -s 1 --max-faults errno=1 --schedules 40 "
+			      "--time-budget 30m --dir " + d.path +
 			      " -o " + d.sub("out"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_EQ(r.out.find("liveness violated"), std::string::npos) << r.out;
