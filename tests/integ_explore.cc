@@ -23,7 +23,7 @@ static const std::string BIN = LOCKSTORM_BIN;
 
 static CmdResult lockstorm(const std::string &args)
 {
-	return run_cmd(BIN + " " + args);
+	return run_cmd(BIN + " " + untimed(args));
 }
 
 /* The story's numbered lines ("   3. w1 stalls ..."). */

@@ -19,7 +19,7 @@ static const std::string BIN = LOCKSTORM_BIN;
 
 static CmdResult lockstorm(const std::string &args)
 {
-	return run_cmd(BIN + " " + args);
+	return run_cmd(BIN + " " + untimed(args));
 }
 
 static std::vector<std::string> files(const std::string &dir, const std::string &suffix)

@@ -64,7 +64,7 @@ TEST(IntegOracle, ExploreClockJumpIsNoWaitersWait)
 {
 	ScratchDir d;
 	CmdResult r = run_cmd(BIN + " explore -p pidlock -w hold -n 3 --ops 2 --invariant liveness "
-			      "--schedules 2000 --no-shrink -q -o " + d.sub("out") + " --dir " + d.path);
+			      "--schedules 2000 --time-budget 30m --no-shrink -q -o " + d.sub("out") + " --dir " + d.path);
 	EXPECT_EQ(r.status, 0) << r.out << r.err;
 	EXPECT_EQ(r.out.find("violated: liveness"), std::string::npos) << r.out;
 }
@@ -173,7 +173,7 @@ TEST(IntegOracle, FalseAlarmCorpusOfCorrectLocks)
 	for (const char *ex : { "-w update --pauses --points --max-stalls 2 --max-crashes 1 --schedules 400",
 				"-w hold --stall 0.5,1.5 --max-crashes 1 --schedules 400" }) {
 		SCOPED_TRACE(ex);
-		CmdResult r = run_cmd(BIN + " explore -p flock -n 3 --ops 2 -q " + ex + " -o " + d.sub("x") +
+		CmdResult r = run_cmd(BIN + " explore -p flock -n 3 --ops 2 -q --time-budget 30m " + ex + " -o " + d.sub("x") +
 				      " --dir " + d.path);
 		EXPECT_EQ(r.status, 0) << r.out << r.err;
 		EXPECT_NE(r.out.find("nothing found"), std::string::npos) << r.out;

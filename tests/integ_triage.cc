@@ -97,7 +97,7 @@ TEST(IntegReplay, ATruncatedCounterexampleExits5)
 TEST(IntegReplay, TheRecordedDirectoryIsHonouredAndAnotherGivesTheSameSteps)
 {
 	ScratchDir d;
-	CmdResult e = run_cmd(BIN + " explore -p mkdir-legacy -n 3 --ops 2 -q --dir " + d.path + " -o " + d.sub("x"));
+	CmdResult e = run_cmd(BIN + " explore -p mkdir-legacy -n 3 --ops 2 -q --time-budget 30m --dir " + d.path + " -o " + d.sub("x"));
 	ASSERT_EQ(e.status, 1) << e.out << e.err;
 	std::string cex = d.sub("x/cex-1.json");
 	json_t *o = json_load_file(cex.c_str(), 0, nullptr);

@@ -18,7 +18,7 @@ static const std::string BIN = LOCKSTORM_BIN;
 
 static CmdResult lockstorm(const std::string &args)
 {
-	return run_cmd(BIN + " " + args);
+	return run_cmd(BIN + " " + untimed(args));
 }
 
 /* The signatures of a --json summary's distinct failures. */

@@ -30,6 +30,12 @@ struct CmdResult {
 /* Run argv[0] with args (no shell), capture both streams. */
 CmdResult run_cmd(const std::string &cmdline);
 
+/* ARGS of lockstorm with, when they are an explore that names no
+ * --time-budget, one that never binds (30 min): a search stops at its
+ * schedule count or its first failure, never at the clock, so no verdict
+ * depends on the machine's speed (the default 60 s did, under load). */
+std::string untimed(const std::string &args);
+
 /* Read a whole file ("" if missing). */
 std::string slurp(const std::string &path);
 
