@@ -317,6 +317,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	x->outcome = XO_PASS;
 	x->inv = -1;
 	x->stall_ms = 0;
+	x->atoms = 0;
 	x->why[0] = '\0';
 	ex->cfg->run.workers = n;
 
@@ -367,12 +368,14 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	uint32_t *blocked_at = s->ahead.blocked_at;  /* shared: the workers decide by them too */
 	int64_t *pause_until = s->ahead.pause_until; /* pause: not before this virtual time */
 	struct xstep *last = NULL;
+	uint8_t acted[SCHED_MAX_WORKERS] = { 0 }; /* each worker's last step made, opened, wrote or removed */
 	for (;;) {
 		/* what the last step did */
 		if (last) {
 			struct sched_slot *sl = &s->w[last->w];
 			last->result = sl->result;
 			last->err = sl->err;
+			acted[last->w] = (uint8_t)x_step_acted(last);
 			last->rec_to = s->jmem.n;
 			uint32_t st = atomic_load(&sl->state);
 			if (st == SS_SLEEP) {
@@ -438,7 +441,12 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 				if (live[i])
 					opt[nopt++] = (struct xopt){ XK_CRASH, (uint8_t)i, 0 };
 		nopt = x_fault_opts(ex, opt, nopt, enabled, live, used);
-		struct xdec d = { x->decisions, opt, nopt, nrun, current, cur_en, run_steps };
+		struct xdec d = { x->decisions, opt, nopt, nrun, current, cur_en, run_steps, { 0 }, { 0 } };
+		for (unsigned i = 0; i < n; i++) {
+			d.fsop[i] = enabled[i] && atomic_load(&s->w[i].state) == SS_STEP ? s->w[i].fsop : FSX_OP_COUNT;
+			d.acted[i] = acted[i];
+		}
+		x->atoms |= x_atoms_offered(&d);
 		unsigned pick = choose(ctx, &d);
 		if (pick >= nopt)
 			pick = 0;

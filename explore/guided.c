@@ -304,7 +304,7 @@ int guided_run(struct explorer *ex, const struct xcfg *cfg, struct xguided *g, c
 	if (!g->n || prng_below(&g->rng, GD_FRESH) == 0) {
 		uint32_t mean = ex->cal_execs ? (uint32_t)((ex->cal_dsum + ex->cal_execs - 1) / ex->cal_execs) : 32;
 		g->random_all = 1;
-		x_faults_draw(&g->f, &g->rng, mean, cfg, k); /* every kind, as random's */
+		x_faults_draw(&g->f, &g->rng, mean, cfg, k, ex); /* every kind, as random's */
 		g->fresh++;
 	} else {
 		struct gd_entry *p = &g->corpus[pick_parent(g)];

@@ -447,6 +447,10 @@ int xcfg_parse(struct xcfg *c, int argc, char **argv, char *why, size_t len)
 		return runcfg_fail(why, len, "unexpected argument '%s' (see lockstorm explore --help)", argv[optind]);
 	if (c->strategy == XS_DFS && !saw_schedules)
 		c->schedules = 0;
+	/* two crashes by default where they are drawn (K-VL-2: a holder and its
+	 * reclaimer dead); dfs branches on every crash it may make: one */
+	if (c->strategy != XS_DFS && !c->crashes_named)
+		c->max_crashes = 2;
 	if (c->strategy == XS_DFS && !c->maxf_set) /* every kind is a branch: the bounded space would explode */
 		for (int k = XK_ERRNO; k < XK__COUNT; k++)
 			c->maxf[k] = 0;

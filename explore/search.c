@@ -199,16 +199,22 @@ static int run_numbered(struct explorer *ex, struct strategy *st, const struct x
 	for (; cal_next < g && cal_next < X_CALIBRATE; cal_next++) {
 		if (run_schedule(ex, &cfg, st, sh, cal_next, x) != 0)
 			return -1;
+		if (ex->cal_execs < X_CALIBRATE)
+			ex->cal_dec[ex->cal_execs] = x->decisions;
 		ex->cal_execs++;
 		ex->cal_dsum += x->decisions;
+		ex->cal_atoms |= x->atoms;
 		if (x->decisions > ex->cal_kest)
 			ex->cal_kest = x->decisions;
 	}
 	int r = run_schedule(ex, &cfg, st, sh, g, x);
 	if (r == 0 && g < X_CALIBRATE && g >= cal_next) {
 		cal_next = g + 1;
+		if (ex->cal_execs < X_CALIBRATE)
+			ex->cal_dec[ex->cal_execs] = x->decisions;
 		ex->cal_execs++;
 		ex->cal_dsum += x->decisions;
+		ex->cal_atoms |= x->atoms;
 		if (x->decisions > ex->cal_kest)
 			ex->cal_kest = x->decisions;
 	}
@@ -270,9 +276,10 @@ int explore_search(const struct xcfg *c)
 			guided_learn(st.guided, &ex, &x, ex.npairs > np0);
 		bounded += x.outcome == XO_BOUND;
 		if (cfg.verbose)
-			fprintf(stderr, "schedule %llu: %zu steps, %s\n", (unsigned long long)sched_no, x.nstep,
+			fprintf(stderr, "schedule %llu: %zu steps, %s%s\n", (unsigned long long)sched_no, x.nstep,
 				x.outcome == XO_FAIL ? check_inv_name((enum inv_id)x.inv)
-				: x.outcome == XO_BOUND ? "cut at the step bound" : "pass");
+				: x.outcome == XO_BOUND ? "cut at the step bound" : "pass",
+				x_plan_words(cfg.strategy == XS_PCT ? &st.pct.f : &st.rnd.f, cfg.strategy));
 		if (x.outcome == XO_FAIL) {
 			failures++;
 			int64_t found_at = mono_ms();

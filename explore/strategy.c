@@ -57,7 +57,8 @@ static void take_rng(void *ctx, const struct sched_ahead *a)
 
 static const struct xahead ahead_random = { give_random, take_rng };
 
-static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean, const struct xcfg *cfg, uint64_t sched)
+static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean, const struct xcfg *cfg, uint64_t sched,
+		      const struct explorer *ex)
 {
 	unsigned perm[SCHED_MAX_WORKERS];
 	for (unsigned i = 0; i < n; i++)
@@ -73,7 +74,7 @@ static void pct_begin(struct xpct *p, unsigned n, uint32_t kest, uint32_t kmean,
 	uint32_t k = kest ? kest : 32;
 	for (unsigned i = 1; i < p->d && i < 16; i++)
 		p->change[i] = (uint32_t)prng_below(&p->rng, k);
-	x_faults_draw(&p->f, &p->rng, kmean, cfg, sched);
+	x_faults_draw(&p->f, &p->rng, kmean, cfg, sched, ex);
 }
 
 static unsigned choose_pct(void *ctx, const struct xdec *d)
@@ -239,14 +240,14 @@ int run_schedule(struct explorer *ex, const struct xcfg *cfg, struct strategy *s
 {
 	if (cfg->strategy == XS_RANDOM) {
 		prng_seed(&st->rnd.rng, cfg->run.seed, 0x5eed, k);
-		x_faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg, k);
+		x_faults_draw(&st->rnd.f, &st->rnd.rng, x_mean_decisions(ex), cfg, k, ex);
 		return x_exec_ahead(ex, sh, choose_random, &ahead_random, &st->rnd, x);
 	}
 	if (cfg->strategy == XS_PCT) {
 		memset(&st->pct, 0, sizeof st->pct);
 		st->pct.d = cfg->pct_d;
 		prng_seed(&st->pct.rng, cfg->run.seed, 0x9c7, k);
-		pct_begin(&st->pct, sh->n, ex->cal_kest, x_mean_decisions(ex), cfg, k);
+		pct_begin(&st->pct, sh->n, ex->cal_kest, x_mean_decisions(ex), cfg, k, ex);
 		return x_exec_ahead(ex, sh, choose_pct, &ahead_pct, &st->pct, x);
 	}
 	if (cfg->strategy == XS_GUIDED)

@@ -687,7 +687,7 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 			}
 		}
 		struct xdec d = { x->decisions, opt, nopt, nrun, current,
-				  current >= 0 && !xe->w[current].stopped && xe->w[current].npend, run_steps };
+				  current >= 0 && !xe->w[current].stopped && xe->w[current].npend, run_steps, { 0 }, { 0 } };
 		unsigned pick = choose(ctx, &d);
 		if (pick >= nopt)
 			pick = 0;

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -286,10 +287,172 @@ struct ck_step *x_livelock_steps(const struct explorer *ex, const struct xexec *
 
 /* ---- random and PCT's faults (guided's fresh schedules draw them too) ---- */
 
+/* The class of a call whose errnos are choices (x_op_errs), 0..8; 9 none. */
+unsigned x_errno_class(unsigned fsop)
+{
+	switch (fsop) {
+	case FSX_MKDIR: return 0;
+	case FSX_RMDIR: return 1;
+	case FSX_OPEN: return 2;
+	case FSX_RENAME: return 3;
+	case FSX_LINK: return 4;
+	case FSX_UNLINK: return 5;
+	case FSX_WRITE: return 6;
+	case FSX_STAT: case FSX_READ: case FSX_FSYNC: return 7;
+	case FSX_LIST: return 8;
+	default: return 9;
+	}
+}
+
+int x_step_acted(const struct xstep *st)
+{
+	if (!x_ran(st->kind) || st->result < 0)
+		return 0;
+	switch (st->fsop) {
+	case FSX_MKDIR: case FSX_RMDIR: case FSX_UNLINK: case FSX_RENAME: case FSX_LINK: case FSX_WRITE: case FSX_OPEN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static unsigned atom_of(const struct xdec *d, const struct xopt *o)
+{
+	switch (o->kind) {
+	case XK_STALL: case XK_PAUSE: return X_ATOM_STALL;
+	case XK_CRASH: return X_ATOM_CRASH;
+	case XK_ERRNO: {
+		unsigned c = x_errno_class(d->fsop[o->w]);
+		return c < 9 ? X_ATOM_ERRNO + c : X_ATOM__COUNT;
+	}
+	default: return o->kind >= XK_SHORT && o->kind < XK__COUNT ? X_ATOM_KIND + o->kind - XK_SHORT : X_ATOM__COUNT;
+	}
+}
+
+uint64_t x_atoms_offered(const struct xdec *d)
+{
+	uint64_t m = 0;
+	for (unsigned i = d->nrun; i < d->nopt; i++) {
+		unsigned a = atom_of(d, &d->opt[i]);
+		if (a < X_ATOM__COUNT)
+			m |= 1ull << a;
+	}
+	return m;
+}
+
+/* A position in [0, k): uniform, or in one draw of two log-uniform (early
+ * decisions weigh more: an execution's length is skewed by waiters' long
+ * polls, and most of what a plan aims at happens near its start). */
+static uint32_t draw_at(struct prng *r, uint32_t k)
+{
+	if (prng_unit(r) < 0.5)
+		return (uint32_t)prng_below(r, k);
+	uint32_t at = (uint32_t)floor(exp(prng_unit(r) * log((double)k + 1.0))) - 1u;
+	return at < k ? at : k - 1;
+}
+
+/* One atom into slot I of a focused plan; THEN: after slot I-1 fired. */
+static void focus_slot(struct xfaults *f, struct prng *r, unsigned i, unsigned atom, uint32_t k, int then)
+{
+	f->f_aim[i] = 0;
+	if (atom == X_ATOM_STALL) {
+		f->f_kind[i] = XK_STALL;
+	} else if (atom == X_ATOM_CRASH) {
+		f->f_kind[i] = XK_CRASH;
+		f->f_aim[i] = prng_unit(r) < 0.5; /* of a worker that just acted: it made, opened, wrote */
+	} else if (atom < X_ATOM_KIND) {
+		f->f_kind[i] = XK_ERRNO;
+		f->f_aim[i] = (uint8_t)(1 + atom - X_ATOM_ERRNO);
+	} else {
+		f->f_kind[i] = (uint8_t)(XK_SHORT + atom - X_ATOM_KIND);
+	}
+	f->f_then[i] = (uint8_t)then;
+	f->f_same[i] = then && prng_unit(r) < 0.75; /* the worker the first one hit, when it can be */
+	/* the second soon after the first: in one draw of three at the next
+	 * decision that offers it, in one within 8 decisions, in one anywhere */
+	double u = prng_unit(r);
+	f->f_at[i] = !then ? draw_at(r, k) : u < 1.0 / 3 ? 0 : u < 2.0 / 3 ? (uint32_t)prng_below(r, 8) : draw_at(r, k);
+}
+
+/* A focused plan, or none (a mix), for schedule SCHED.  From X_CALIBRATE
+ * on, three schedules of four are focused, and of every six of those: a
+ * single atom; a pair of timing atoms (a stall then a crash, two crashes,
+ * ...); four times an atom of another kind, then a stall or a crash (an
+ * errno, a torn write, a pid answer ... is a needle that wants a stall of
+ * the same worker soon after).  Each list is walked in turn, so every single
+ * atom and every pair has its turn within a few hundred schedules. */
+static void focus_draw(struct xfaults *f, const struct xcfg *cfg, uint32_t k, uint64_t sched, uint64_t atoms)
+{
+	if (sched < X_CALIBRATE || (sched - X_CALIBRATE) % 4 == 0)
+		return;
+	unsigned a[X_ATOM__COUNT], na = 0, t[2], nt = 0, o[X_ATOM__COUNT], no = 0;
+	for (unsigned i = 0; i < X_ATOM__COUNT; i++)
+		if (atoms >> i & 1) {
+			a[na++] = i;
+			if (i == X_ATOM_STALL || i == X_ATOM_CRASH)
+				t[nt++] = i;
+			else
+				o[no++] = i;
+		}
+	if (!na)
+		return;
+	const uint64_t q = (sched - X_CALIBRATE) / 4, i6 = 3 * q + (sched - X_CALIBRATE) % 4 - 1;
+	unsigned form = (unsigned)(i6 % 6);
+	uint64_t turn = form < 2 ? i6 / 6 : i6 / 6 * 4 + form - 2;
+	form = form < 2 ? form : 2;
+	if (form == 2 && (!no || !nt)) {
+		form = 1;
+		turn = i6;
+	}
+	if (form == 1 && !nt) {
+		form = 0;
+		turn = i6;
+	}
+	unsigned first, second = X_ATOM__COUNT;
+	if (form == 0) {
+		first = a[turn % na];
+	} else if (form == 1) {
+		first = t[turn % nt];
+		second = t[turn / nt % nt];
+	} else {
+		first = o[turn % no];
+		second = t[turn / no % nt];
+	}
+	struct prng r;
+	prng_seed(&r, cfg->run.seed, 0xf0c5, sched);
+	for (unsigned i = 0; i < 4; i++)
+		f->stall_at[i] = f->crash_at[i] = f->f_at[i] = UINT32_MAX;
+	focus_slot(f, &r, 0, first, k, 0);
+	f->focus = 1 + (int)first;
+	if (second < X_ATOM__COUNT) {
+		focus_slot(f, &r, 1, second, k, 1);
+		f->focus += 64 * (1 + (int)second);
+	}
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median decisions of the calibration schedules: a focused plan's
+ * scale (the mean is skewed by the few that wait out a long budget, and
+ * most draws over it would land past the end of a typical execution). */
+static uint32_t cal_median(const struct explorer *ex)
+{
+	uint32_t v[X_CALIBRATE];
+	size_t n = ex->cal_execs < X_CALIBRATE ? (size_t)ex->cal_execs : X_CALIBRATE;
+	memcpy(v, ex->cal_dec, n * sizeof *v);
+	qsort(v, n, sizeof *v, cmp_u32);
+	return v[n / 2] ? v[n / 2] : 1;
+}
+
 /* The first stall and the crash are drawn first, so that a run with one
  * stall draws what it always drew; further stalls (--max-stalls 2..4)
- * after them. */
-void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched)
+ * after them, further crashes from a stream of their own. */
+void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched,
+		   const struct explorer *ex)
 {
 	uint32_t k = kest ? kest : 32;
 	unsigned max_stalls = cfg->max_stalls;
@@ -298,9 +461,12 @@ void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struc
 	for (unsigned i = 1; i < 4; i++)
 		f->stall_at[i] = i < max_stalls && prng_unit(r) < 0.75 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
 	/* more crashes as the budget allows (K-VL-2 needs a holder and its
-	 * reclaimer dead); with one, the draws are what they always were */
+	 * reclaimer dead), from a stream of their own: the main one's draws
+	 * (who runs) stay what a budget of one crash makes them */
+	struct prng cr;
+	prng_seed(&cr, cfg->run.seed, 0xc2a5, sched);
 	for (unsigned i = 1; i < 4; i++)
-		f->crash_at[i] = i < cfg->max_crashes && prng_unit(r) < 0.25 ? (uint32_t)prng_below(r, k) : UINT32_MAX;
+		f->crash_at[i] = i < cfg->max_crashes && prng_unit(&cr) < 0.25 ? (uint32_t)prng_below(&cr, k) : UINT32_MAX;
 	/* the other kinds, from a stream of their own: in one execution of two a
 	 * kind drawn uniformly among those with a budget, at a decision drawn as
 	 * a stall's; more draws as the budgets allow (at most 4) */
@@ -313,11 +479,31 @@ void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struc
 		}
 	for (unsigned i = 0; i < 4; i++) {
 		f->f_at[i] = UINT32_MAX;
+		f->f_aim[i] = f->f_then[i] = f->f_same[i] = 0;
 		if (i < total && nk && prng_unit(&f->frng) < 0.5) {
 			f->f_kind[i] = (uint8_t)kinds[prng_below(&f->frng, nk)];
 			f->f_at[i] = (uint32_t)prng_below(&f->frng, k);
 		}
 	}
+	f->f_prev_w = -1;
+	f->focus = 0;
+	if (ex->cal_execs) /* the median and the atoms are known */
+		focus_draw(f, cfg, cal_median(ex), sched, ex->cal_atoms);
+}
+
+/* Option O matches slot I of F (its kind, its aim). */
+static int slot_match(const struct xfaults *f, unsigned i, const struct xdec *d, const struct xopt *o)
+{
+	unsigned k = f->f_kind[i];
+	if (k == XK_STALL ? o->kind != XK_STALL && o->kind != XK_PAUSE : o->kind != k)
+		return 0;
+	if (!f->f_aim[i])
+		return 1;
+	if (k == XK_CRASH)
+		return d->acted[o->w];
+	if (k == XK_ERRNO)
+		return x_errno_class(d->fsop[o->w]) + 1 == f->f_aim[i];
+	return 1;
 }
 
 void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
@@ -376,19 +562,60 @@ int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsig
 			*pick = cr0 + (unsigned)prng_below(r, ncr);
 			return 1;
 		}
-	/* the other kinds: at the first decision from f_at that offers one of the kind */
+	/* the other kinds (and a focused plan's every atom): at the first
+	 * decision from f_at that offers one of the kind, among those of the
+	 * worker the slot before hit when it asks for it and there are some */
 	for (unsigned i = 0; i < 4; i++) {
-		if (f->f_at[i] == UINT32_MAX || d->at < f->f_at[i])
+		if (f->f_at[i] == UINT32_MAX || f->f_then[i] || d->at < f->f_at[i])
 			continue;
-		unsigned nk = 0, k0 = 0;
+		unsigned nk = 0, ns = 0, idx[X_MAX_OPTS], same[X_MAX_OPTS];
 		for (unsigned j = d->nrun; j < d->nopt; j++)
-			if (d->opt[j].kind == f->f_kind[i] && !nk++)
-				k0 = j;
+			if (slot_match(f, i, d, &d->opt[j])) {
+				idx[nk++] = j;
+				if (f->f_same[i] && (int)d->opt[j].w == f->f_prev_w)
+					same[ns++] = j;
+			}
 		if (!nk)
 			continue;
 		f->f_at[i] = UINT32_MAX;
-		*pick = k0 + (unsigned)prng_below(&f->frng, nk);
+		*pick = ns ? same[prng_below(&f->frng, ns)] : idx[prng_below(&f->frng, nk)];
+		f->f_prev_w = d->opt[*pick].w;
+		if (i + 1 < 4 && f->f_then[i + 1]) { /* the next counts from here */
+			uint64_t at = (uint64_t)d->at + 1 + f->f_at[i + 1];
+			f->f_at[i + 1] = at < UINT32_MAX ? (uint32_t)at : UINT32_MAX - 1;
+			f->f_then[i + 1] = 0;
+		}
 		return 1;
 	}
 	return 0;
+}
+
+static const char *atom_name(unsigned a, char *buf, size_t len)
+{
+	static const char *const cls[] = { "mkdir", "rmdir", "open", "rename", "link", "unlink", "write", "stat/read",
+					   "readdir" };
+	if (a == X_ATOM_STALL)
+		return "stall";
+	if (a == X_ATOM_CRASH)
+		return "crash";
+	if (a < X_ATOM_KIND)
+		snprintf(buf, len, "errno at %s", cls[a - X_ATOM_ERRNO]);
+	else
+		snprintf(buf, len, "%s", kind_names[XK_SHORT + a - X_ATOM_KIND]);
+	return buf;
+}
+
+const char *x_plan_words(const struct xfaults *f, int strategy)
+{
+	static char out[128];
+	char a[48], b[48];
+	if ((strategy != XS_RANDOM && strategy != XS_PCT) || !f->focus)
+		return "";
+	unsigned first = (unsigned)(f->focus % 64) - 1, second = (unsigned)(f->focus / 64);
+	if (second)
+		snprintf(out, sizeof out, " (focused: %s, then %s)", atom_name(first, a, sizeof a),
+			 atom_name(second - 1, b, sizeof b));
+	else
+		snprintf(out, sizeof out, " (focused: %s)", atom_name(first, a, sizeof a));
+	return out;
 }

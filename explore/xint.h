@@ -110,6 +110,7 @@ struct xexec {
 	int inv;                 /* XO_FAIL: the first violated invariant */
 	struct check_result res;
 	int64_t stall_ms;
+	uint64_t atoms;          /* the fault atoms offered at its decisions (xfaults.c: X_ATOM_*) */
 	char why[256];
 };
 
@@ -124,6 +125,9 @@ struct xdec {
 	int current;             /* the worker that ran last, -1 none */
 	int current_enabled;
 	uint32_t run_steps;      /* RUN decisions so far */
+	/* what a focused fault plan aims at (xfaults.c); left zero by the external explorer */
+	uint16_t fsop[SCHED_MAX_WORKERS]; /* each worker's announced call, FSX_OP_COUNT when none */
+	uint8_t acted[SCHED_MAX_WORKERS]; /* its last step made, opened, wrote or removed something */
 };
 
 typedef unsigned (*xchoose)(void *ctx, const struct xdec *d);
@@ -163,20 +167,40 @@ struct explorer {
 	 * schedule K's draws are a function of (seed, K) and -j N runs -j 1's schedules */
 	uint64_t cal_execs, cal_dsum;
 	uint32_t cal_kest;
+	uint64_t cal_atoms;      /* the fault atoms those schedules offered: what focused plans aim at */
+	uint32_t cal_dec[X_CALIBRATE]; /* their decisions, each (focused plans scale by the median) */
 	void (*body)(unsigned id, const char *dir, void *arg); /* explore_script: instead of a workload */
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
 	int no_handoff;          /* LOCKSTORM_NO_HANDOFF=1: every decision is the controller's */
 };
-/* Faults in random and PCT: at most one stall and one crash per execution,
- * each at a decision drawn uniformly over the mean length of an execution
- * (the longest can be a waiter's long loop: most draws would miss). */
+/* Faults in random, PCT and guided's fresh schedules (xfaults.c), drawn per
+ * schedule from (seed, schedule number).  Either a mix: a stall in three of
+ * four, a crash in one of four (each further one the budgets allow as
+ * often), other kinds in slots, each at a decision drawn uniformly over the
+ * mean length of an execution; or, in every second schedule from
+ * X_CALIBRATE on, a focused plan: one atom, or two, the second soon after
+ * the first fired (the atoms are the kinds, an errno split by its call's
+ * class, a crash optionally of a worker that just acted), taken in turn
+ * from those the first X_CALIBRATE schedules offered. */
+enum {
+	X_ATOM_STALL, X_ATOM_CRASH,
+	X_ATOM_ERRNO,                        /* + the class of the call (x_errno_class) */
+	X_ATOM_KIND = X_ATOM_ERRNO + 9,      /* + the kind - XK_SHORT: short-write .. restart */
+	X_ATOM__COUNT = X_ATOM_KIND + XK__COUNT - XK_SHORT
+};
 struct xfaults {
 	uint32_t stall_at[4], crash_at[4]; /* UINT32_MAX: none this execution */
 	struct prng frng;        /* the other kinds draw from a stream of their own: the stalls and
 				  * crashes of a seed stay what they were */
 	uint32_t f_at[4];        /* the other kinds: at the first decision from f_at that offers f_kind */
-	uint8_t f_kind[4];
+	uint8_t f_kind[4];       /* ... (a focused plan's stalls and crashes too) */
+	uint8_t f_aim[4];        /* errno: 1 + the class its call must be; crash: 1, of a worker that just
+				  * acted; 0: any */
+	uint8_t f_then[4];       /* f_at counts from the decision after the slot before fired */
+	uint8_t f_same[4];       /* the worker the slot before hit, when it offers the kind */
+	int f_prev_w;            /* the worker the last slot that fired hit, -1 none */
+	int focus;               /* a focused plan: its atoms, 1 + a (+ 64 (1 + b) for a pair); 0: a mix */
 };
 struct xrandom {
 	struct prng rng;
@@ -184,12 +208,20 @@ struct xrandom {
 };
 /* xfaults.c: draw an execution's faults (random, PCT, guided's fresh
  * schedules); at decision D, pick one drawn for it (1, *PICK) or not (0). */
-void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched);
+void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struct xcfg *cfg, uint64_t sched,
+		   const struct explorer *ex);
+/* the atoms decision D offers (engine.c ORs them into xexec.atoms); the errno class of a call */
+uint64_t x_atoms_offered(const struct xdec *d);
+unsigned x_errno_class(unsigned fsop);
+/* a step that made, opened, wrote or removed something (a focused crash may aim after it) */
+int x_step_acted(const struct xstep *st);
 int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick);
 /* The hand-off (core/sched.h): from decision AT on, where x_faults_pick may
  * pick: a's limit (a stall, a crash, a kind offered at any decision) and
  * what the workers watch for (a kind offered at a call or a start). */
 void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a);
+/* -v: ", focused: errno at write, then stall" for a focused plan of random or PCT; "" else */
+const char *x_plan_words(const struct xfaults *f, int strategy);
 /* PCT (Burckhardt et al., ASPLOS 2010): random distinct priorities d..d+n-1,
  * d-1 change points over the run's steps; at change point i the worker about
  * to run drops to priority i; the highest-priority worker that can run, runs. */
