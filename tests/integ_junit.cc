@@ -190,7 +190,7 @@ TEST(Junit, ScenarioRunWritesATestcasePerRevision)
 TEST(Junit, ExploreWritesATestcasePerInvariant)
 {
 	ScratchDir d;
-	CmdResult r = run_cmd(BIN + " explore -p mkdir-legacy -n 3 --ops 2 --invariant exclusion --schedules 20 -q -o " + d.sub("cex") +
+	CmdResult r = run_cmd(BIN + " explore -p mkdir-legacy -n 3 --ops 2 --invariant exclusion --schedules 60 -q -o " + d.sub("cex") +
 			      " --junit " + d.sub("ex.xml"));
 	ASSERT_EQ(r.status, 1) << r.out << r.err;
 	EXPECT_EQ(xsd_problem(d.sub("ex.xml")), "");

@@ -203,7 +203,7 @@ static bool has_invariant(json_t *list, const char *inv)
  * control or an ext: adapter), sharded and merged like run cells, with their
  * counterexamples replayable; the baseline keeps a known explore failure from
  * failing the night, and one outside it fails it.  mkdir-legacy's K-ML-1 is
- * found within the first schedules (docs/findings.md: exclusion at schedule 17
+ * found within the first schedules (docs/findings.md: exclusion at schedule 40
  * of seed 1), so a cell of 60 schedules finds it (a cell of 0.3 s did not, on
  * a machine under load: 14 schedules). */
 TEST(Nightly, ExploreCellsShardMergeAndTheBaselineKeepsKnownOnes)
