@@ -262,7 +262,8 @@ static void x_check(struct explorer *ex, struct xexec *x);
 /* The decisions the workers took themselves since the controller's last
  * grant (core/sched.h's hand-off), taken in as if the controller had made
  * them: how the step before each ended, its deviation, its step. */
-static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **last, int *current, uint32_t *run_steps)
+static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **last, int *current, uint32_t *run_steps,
+			uint8_t *acted)
 {
 	const struct sched_ahead *a = &ex->s->ahead;
 	for (uint32_t i = 0; i < a->n; i++) {
@@ -271,6 +272,7 @@ static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **las
 		l->result = e->prev_result;
 		l->err = e->prev_err;
 		l->rec_to = e->prev_rec_to;
+		acted[l->w] = (uint8_t)x_step_acted(l);
 		if (e->prev_state == SS_SLEEP) {
 			l->then_sleeps = 1;
 			l->ms = (e->prev_wake_ns - e->now_ns) / 1000000;
@@ -492,7 +494,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			current = (int)w;
 			sl->started = 1; /* it has run: too late to be on another host */
 			last = st;
-			if (ah && !ex->no_handoff) { /* the next decisions the workers may take themselves */
+			if (ah && !ex->no_handoff && !ex->calibrating) { /* the next decisions the workers may take */
 				struct sched_ahead *a = &s->ahead;
 				a->decisions = x->decisions;
 				a->nstep = (uint32_t)x->nstep;
@@ -506,7 +508,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			if (x_quiet(ex, x))
 				goto fail;
 			if (s->ahead.mode != SA_OFF) {
-				if (x_take_ahead(ex, x, &last, &current, &run_steps) != 0) {
+				if (x_take_ahead(ex, x, &last, &current, &run_steps, acted) != 0) {
 					x_harness(x, "out of memory");
 					goto fail;
 				}

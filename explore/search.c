@@ -196,9 +196,15 @@ static uint64_t cal_next;
 static int run_numbered(struct explorer *ex, struct strategy *st, const struct xshape *sh, uint64_t g,
 			struct xexec *x)
 {
+	/* a calibration schedule's every decision is the controller's: it
+	 * gathers the fault atoms each offers (x->atoms), which the hand-off's
+	 * decisions would not list */
+	ex->calibrating = 1;
 	for (; cal_next < g && cal_next < X_CALIBRATE; cal_next++) {
-		if (run_schedule(ex, &cfg, st, sh, cal_next, x) != 0)
+		if (run_schedule(ex, &cfg, st, sh, cal_next, x) != 0) {
+			ex->calibrating = 0;
 			return -1;
+		}
 		if (ex->cal_execs < X_CALIBRATE)
 			ex->cal_dec[ex->cal_execs] = x->decisions;
 		ex->cal_execs++;
@@ -207,7 +213,9 @@ static int run_numbered(struct explorer *ex, struct strategy *st, const struct x
 		if (x->decisions > ex->cal_kest)
 			ex->cal_kest = x->decisions;
 	}
+	ex->calibrating = g < X_CALIBRATE && g >= cal_next;
 	int r = run_schedule(ex, &cfg, st, sh, g, x);
+	ex->calibrating = 0;
 	if (r == 0 && g < X_CALIBRATE && g >= cal_next) {
 		cal_next = g + 1;
 		if (ex->cal_execs < X_CALIBRATE)

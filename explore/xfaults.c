@@ -515,7 +515,7 @@ void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
 			lim = f->stall_at[i];
 		if (f->crash_at[i] >= at && f->crash_at[i] < lim)
 			lim = f->crash_at[i];
-		if (f->f_at[i] == UINT32_MAX)
+		if (f->f_at[i] == UINT32_MAX || f->f_then[i]) /* (the second of a pair: after the first fired) */
 			continue;
 		/* pending: picked at the first decision from f_at that offers it
 		 * (x_fault_opts); those offered at a call, or at a worker's start,

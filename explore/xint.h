@@ -173,6 +173,7 @@ struct explorer {
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
 	int no_handoff;          /* LOCKSTORM_NO_HANDOFF=1: every decision is the controller's */
+	int calibrating;         /* a calibration schedule (search.c): every decision the controller's too */
 };
 /* Faults in random, PCT and guided's fresh schedules (xfaults.c), drawn per
  * schedule from (seed, schedule number).  Either a mix: a stall in three of
