@@ -340,10 +340,26 @@ uint32_t fault_point_mask(const struct fault_plan *plan, const char *point)
 	return mask;
 }
 
+uint32_t fault_worker_mask(const struct fault_plan *plan, unsigned worker)
+{
+	uint32_t mask = 0;
+	for (unsigned i = 0; i < plan->n && i < 32; i++)
+		if (applies_to(&plan->rule[i], worker))
+			mask |= 1u << i;
+	return mask;
+}
+
 int fault_plan_steps(const struct fault_plan *plan)
+{
+	return fault_plan_steps_mask(plan, UINT32_MAX);
+}
+
+int fault_plan_steps_mask(const struct fault_plan *plan, uint32_t mask)
 {
 	for (unsigned i = 0; i < plan->n; i++) {
 		const struct fault_rule *r = &plan->rule[i];
+		if (i < 32 && !(mask >> i & 1))
+			continue;
 		if (!point_level(r->kind) || r->kind == FK_ERRNO || r->kind == FK_SHORT_WRITE)
 			continue; /* errno and short-write rules act at fs/<call> points only */
 		if (strncmp(r->point, "fs/", 3) != 0)

@@ -120,6 +120,13 @@ int fault_point_match(const char *glob, const char *point);
  * not "fs/<call>"): a glob not starting with a literal "fs/".  The seam works
  * this out once per plan, so steps cost nothing when only calls are armed. */
 int fault_plan_steps(const struct fault_plan *plan);
+/* The rules that apply to WORKER (workers=, host=): bit i for rule i.  A
+ * rule outside it never counts, draws or fires for that worker
+ * (fault_check_mask skips it first), so the seam leaves it out of the masks
+ * it works out at bind: a plan aimed at other workers costs a mask test. */
+uint32_t fault_worker_mask(const struct fault_plan *plan, unsigned worker);
+/* fault_plan_steps over the rules in MASK only. */
+int fault_plan_steps_mask(const struct fault_plan *plan, uint32_t mask);
 struct fault_action fault_check(const struct fault_plan *plan, struct fault_state *st,
 				struct prng *rng, unsigned worker, const char *point,
 				const char *path, int64_t stale_ms);

@@ -115,6 +115,7 @@ void fsx_bind(const struct fsx_binding *b)
 	coarse_ns = 0;
 	split_id = 0;
 	faults_on = 0;
+	fsx_rule_mask = 0;
 	fsx_fault_forget();
 	if (!b->faults) {
 		fsx_set_fast();
@@ -143,9 +144,11 @@ void fsx_bind(const struct fsx_binding *b)
 			faults_on = 1;
 	}
 	if (faults_on) {
+		/* rules aimed at other workers never act here: left out of every mask */
+		fsx_rule_mask = fault_worker_mask(b->faults, b->worker);
 		for (int op = 0; op < FSX_OP_COUNT; op++)
-			op_mask[op] = fault_point_mask(b->faults, fsx_op_point((enum fsx_op)op));
-		step_rules = fault_plan_steps(b->faults);
+			op_mask[op] = fault_point_mask(b->faults, fsx_op_point((enum fsx_op)op)) & fsx_rule_mask;
+		step_rules = fault_plan_steps_mask(b->faults, fsx_rule_mask);
 		fiu_init(0);
 		fiu_enable_external("*", 1, NULL, 0, fsx_fault_decide);
 	}

@@ -31,6 +31,10 @@ static struct {
 	uint32_t mask;
 } mask_cache[MASK_SLOTS];
 
+uint32_t fsx_rule_mask;
+
+/* Only the rules that apply to this worker (fsx_rule_mask): the others
+ * would be skipped by fault_check_mask before they count or draw. */
 static uint32_t point_mask(const char *name)
 {
 	size_t i = ((uintptr_t)name >> 3) % MASK_SLOTS;
@@ -39,11 +43,11 @@ static uint32_t point_mask(const char *name)
 			return mask_cache[i].mask;
 		if (!mask_cache[i].name) {
 			mask_cache[i].name = name;
-			mask_cache[i].mask = fault_point_mask(fsx_cur.faults, name);
+			mask_cache[i].mask = fault_point_mask(fsx_cur.faults, name) & fsx_rule_mask;
 			return mask_cache[i].mask;
 		}
 	}
-	return fault_point_mask(fsx_cur.faults, name); /* full: no caching */
+	return fault_point_mask(fsx_cur.faults, name) & fsx_rule_mask; /* full: no caching */
 }
 
 static int xf_pid = -1; /* explore: a pid choice's answer for this step's kill -0: 1 alive, 0 dead, -1 none */

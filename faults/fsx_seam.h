@@ -39,6 +39,7 @@ void fsx_note_progress(const char *point);
 #define WIN_FDS 1024
 
 /* fsx_fault.c */
+extern uint32_t fsx_rule_mask;          /* the plan's rules that apply to this worker (fsx_bind) */
 extern int64_t fsx_short_write_left;    /* short-write: bytes still allowed, then the errno */
 extern int fsx_short_write_err;         /* 0: a split write (the rest after the pause) */
 extern int64_t fsx_short_write_pause_ms; /* split: the pause between the two parts */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "faults/fault.h"
 #include "faults/fsx.h"
@@ -174,4 +175,69 @@ TEST(FsxBound, OwnershipOfLockObjects)
 	/* the table is empty again: nothing left to attribute */
 	for (unsigned i = 0; i < ARENA_OBJ_SLOTS; i++)
 		ASSERT_TRUE(b.arena->obj[i].dev == 0 && b.arena->obj[i].ino == 0);
+}
+
+/* The fast path of an armed plan: rules aimed at other workers are left out
+ * of this worker's masks at bind.  The decisions must be the ones the slow
+ * walk made: what fires, what the PRNG draws, what each rule counted. */
+static std::vector<int> mkdir_outcomes(std::initializer_list<const char *> specs, int calls,
+				       uint64_t rng_after[4], uint64_t matches[2])
+{
+	Bound b(specs);
+	std::vector<int> out;
+	for (int i = 0; i < calls; i++) {
+		fsx_point("fsxtest/op/after-step"); /* a protocol step between the calls */
+		int r = fsx_mkdir(b.dir.sub("d" + std::to_string(i)).c_str(), 0777);
+		out.push_back(r == 0 ? 0 : errno);
+	}
+	memcpy(rng_after, b.rng.s, 4 * sizeof(uint64_t));
+	matches[0] = b.fstates[0].matches[0];
+	matches[1] = b.fstates[0].matches[1];
+	return out;
+}
+
+TEST(FsxBound, RulesForOtherWorkersChangeNoDecisionOfThisOne)
+{
+	uint64_t rng_a[4], rng_b[4], rng_c[4], m_a[2], m_b[2], m_c[2];
+	/* rule 0 applies to worker 0; rule 1 (and a step rule) to others only */
+	std::vector<int> a = mkdir_outcomes({ "errno@fs/mkdir:p=0.5,err=EIO,workers=0",
+					      "errno@fs/mkdir:p=0.5,err=EPERM,workers=1-3",
+					      "crash@*:p=0.5,workers=2" }, 200, rng_a, m_a);
+	std::vector<int> b = mkdir_outcomes({ "errno@fs/mkdir:p=0.5,err=EIO,workers=0" }, 200, rng_b, m_b);
+	EXPECT_EQ(a, b);
+	EXPECT_EQ(memcmp(rng_a, rng_b, sizeof rng_a), 0) << "the same draws";
+	EXPECT_EQ(m_a[0], 200u);
+	EXPECT_EQ(m_a[0], m_b[0]);
+	EXPECT_EQ(m_a[1], 0u) << "a rule of other workers counts nothing here";
+	int eio = 0;
+	for (int e : a) {
+		EXPECT_TRUE(e == 0 || e == EIO) << e;
+		eio += e == EIO;
+	}
+	EXPECT_GT(eio, 0);
+	EXPECT_LT(eio, 200);
+	/* a plan only for other workers: nothing fires, nothing is drawn */
+	std::vector<int> c = mkdir_outcomes({ "errno@fs/mkdir:p=0.5,err=EPERM,workers=1-3",
+					      "stall@*:p=0.5,for=1ms,workers=2" }, 50, rng_c, m_c);
+	EXPECT_EQ(c, std::vector<int>(50, 0));
+	struct prng fresh;
+	prng_seed(&fresh, 1, 0, 0);
+	EXPECT_EQ(memcmp(rng_c, fresh.s, sizeof rng_c), 0) << "no draw from the worker's stream";
+	EXPECT_EQ(m_c[0] + m_c[1], 0u);
+}
+
+TEST(FaultCheck, WorkerMaskIsTheRulesThatApply)
+{
+	struct fault_plan plan;
+	memset(&plan, 0, sizeof plan);
+	char why[256];
+	for (const char *s : { "stall@*:p=0", "stall@fs/mkdir:workers=1", "crash@x/y/*:workers=0,2" })
+		ASSERT_EQ(fault_parse(&plan, s, why, sizeof why), 0) << why;
+	EXPECT_EQ(fault_worker_mask(&plan, 0), 0x5u);
+	EXPECT_EQ(fault_worker_mask(&plan, 1), 0x3u);
+	EXPECT_EQ(fault_worker_mask(&plan, 2), 0x5u);
+	EXPECT_EQ(fault_worker_mask(&plan, 3), 0x1u);
+	EXPECT_EQ(fault_plan_steps_mask(&plan, 0x2u), 0) << "an fs/ rule is no step rule";
+	EXPECT_EQ(fault_plan_steps_mask(&plan, 0x4u), 1);
+	EXPECT_EQ(fault_plan_steps(&plan), 1);
 }
