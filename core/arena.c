@@ -16,11 +16,6 @@
 static struct arena *seq_arena; /* the arena journal_next_seq draws from */
 static uint64_t (*seq_before)(void); /* the source it replaced, put back by arena_destroy */
 
-static uint64_t arena_seq_source(void)
-{
-	return atomic_fetch_add(&seq_arena->seq, 1) + 1;
-}
-
 static size_t arena_size(unsigned nworkers)
 {
 	return sizeof(struct arena) + (size_t)nworkers * sizeof(struct arena_worker);
@@ -46,9 +41,11 @@ struct arena *arena_create(unsigned nworkers)
 		return NULL;
 	}
 	seq_arena = a;
-	if (journal_next_seq != arena_seq_source)
+	if (journal_next_seq != journal_seq_from_counter)
 		seq_before = journal_next_seq;
-	journal_next_seq = arena_seq_source;
+	/* journal_log adds to the shared counter in line */
+	journal_seq_counter = &a->seq;
+	journal_next_seq = journal_seq_from_counter;
 	return a;
 }
 
@@ -59,6 +56,7 @@ void arena_destroy(struct arena *a)
 	if (seq_arena == a) {
 		seq_arena = NULL;
 		journal_next_seq = seq_before;
+		journal_seq_counter = NULL;
 	}
 	pthread_mutex_destroy(&a->obj_mutex);
 	munmap(a, arena_size(a->nworkers));

@@ -87,6 +87,12 @@ static uint64_t journal_local_seq(void)
 }
 
 uint64_t (*journal_next_seq)(void) = journal_local_seq;
+_Atomic uint64_t *journal_seq_counter;
+
+uint64_t journal_seq_from_counter(void)
+{
+	return atomic_fetch_add(journal_seq_counter, 1) + 1;
+}
 const char *(*journal_point_name)(uint64_t hash);
 uint64_t (*journal_clock_ns)(void);
 
@@ -332,6 +338,13 @@ static inline uint32_t crc32c_rec(const void *r)
 	return crc32c_rec_sw(r);
 }
 
+uint32_t journal_checksum_portable(const struct jrec *r)
+{
+	if (__builtin_expect(crc32c_hw < 0, 0))
+		crc32c_init();
+	return crc32c_rec_sw((const unsigned char *)r);
+}
+
 uint32_t journal_checksum(const struct jrec *r)
 {
 	if (r->magic == JOURNAL_MAGIC_V1)
@@ -496,29 +509,12 @@ int journal_write(struct journal *j, struct jrec *r)
 	return 0;
 }
 
-/*
- * Build and append one record.  Returns its seq, or 0 when it could not be
- * written (seq 0 is never handed out).  errno is the caller's on return either
- * way: workloads journal an error right before they inspect errno again.
- */
-uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
-		     int64_t a, int64_t b, int64_t c)
+/* Fill R's fields (all but magic, pad and check); returns its seq. */
+static inline uint64_t journal_fill(const struct journal *j, struct jrec *r, int type, uint32_t op,
+				    int err, int64_t a, int64_t b, int64_t c)
 {
-	int saved = errno;
-	struct jrec local, *r = &local;
-	struct timespec ts;
 	uint64_t seq;
 
-	if (j->map) {
-		/* mapped mode: built in place, in the window, checksum last */
-		if (__builtin_expect(j->pos + sizeof *r > j->ready, 0) && journal_grow(j) < 0) {
-			errno = saved;
-			return 0;
-		}
-		r = (struct jrec *)(void *)(j->map + j->pos);
-	} else if (j->fd < 0 && !j->mem) {
-		return 0;
-	}
 	r->type = (uint16_t)type;
 	r->worker = j->worker;
 	r->pid = j->pid;
@@ -529,22 +525,71 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 	r->c = c;
 	/* seq before the clock: seq order then never contradicts time order
 	 * by more than the gap between these two calls. */
-	seq = journal_next_seq();
+	if (journal_next_seq == journal_seq_from_counter)
+		seq = atomic_fetch_add_explicit(journal_seq_counter, 1, memory_order_seq_cst) + 1;
+	else
+		seq = journal_next_seq();
 	r->seq = seq;
 	if (journal_clock_ns) {
+		int saved = errno; /* someone else's clock: it may touch errno */
 		r->ns = journal_clock_ns();
+		errno = saved;
 	} else {
+		/* CLOCK_MONOTONIC cannot fail: errno stays as it was */
+		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		r->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
-	if (r != &local) {
-		r->magic = JOURNAL_MAGIC;
-		r->pad = 0;
-		r->check = crc32c_rec(r);
-		j->pos += sizeof *r;
-	} else if (journal_write(j, r) < 0) {
-		seq = 0;
+	return seq;
+}
+
+/* journal_log's way when the record cannot go straight into the window:
+ * memory mode, a plain descriptor, or a window that must grow first. */
+static __attribute__((noinline)) uint64_t journal_log_slow(struct journal *j, int type, uint32_t op,
+							    int err, int64_t a, int64_t b, int64_t c)
+{
+	int saved = errno;
+	struct jrec local;
+	uint64_t seq = 0;
+
+	if (j->map) {
+		if (journal_grow(j) == 0) {
+			struct jrec *r = (struct jrec *)(void *)(j->map + j->pos);
+			seq = journal_fill(j, r, type, op, err, a, b, c);
+			r->magic = JOURNAL_MAGIC;
+			r->pad = 0;
+			r->check = crc32c_rec(r);
+			j->pos += sizeof *r;
+		}
+	} else if (j->fd >= 0 || j->mem) {
+		seq = journal_fill(j, &local, type, op, err, a, b, c);
+		if (journal_write(j, &local) < 0)
+			seq = 0;
 	}
 	errno = saved;
+	return seq;
+}
+
+/*
+ * Build and append one record.  Returns its seq, or 0 when it could not be
+ * written (seq 0 is never handed out).  errno is the caller's on return either
+ * way: workloads journal an error right before they inspect errno again.
+ *
+ * The way every record of a real run's worker takes: mapped mode with room
+ * in the window, the record built in place, checksum last.  Nothing on it
+ * touches errno (the sequence is an atomic add, CLOCK_MONOTONIC cannot fail),
+ * so it is neither saved nor restored here.
+ */
+uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
+		     int64_t a, int64_t b, int64_t c)
+{
+	if (__builtin_expect(!j->map || j->pos + sizeof(struct jrec) > j->ready, 0))
+		return journal_log_slow(j, type, op, err, a, b, c);
+	struct jrec *r = (struct jrec *)(void *)(j->map + j->pos);
+	uint64_t seq = journal_fill(j, r, type, op, err, a, b, c);
+	r->magic = JOURNAL_MAGIC;
+	r->pad = 0;
+	r->check = crc32c_rec(r);
+	j->pos += sizeof *r;
 	return seq;
 }

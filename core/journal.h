@@ -130,6 +130,9 @@ int journal_write(struct journal *j, struct jrec *r);
 
 /* CRC32C of the 60 bytes before `check` (format 1 records: its old hash). */
 uint32_t journal_checksum(const struct jrec *r);
+/* Format 2's CRC32C by the table, never the CPU instruction (tests: the
+ * fast checksum must equal it on every record). */
+uint32_t journal_checksum_portable(const struct jrec *r);
 int journal_valid(const struct jrec *r);
 /* How many of r[0, n) are valid before the first that is not: the count of
  * leading records journal_valid passes, judged a block at a time (faster). */
@@ -176,6 +179,13 @@ size_t journal_format_json(char *buf, const struct jrec *r);
 
 /* The sequence source: journal_log uses this; the arena installs it. */
 extern uint64_t (*journal_next_seq)(void);
+/* A shared counter as the source: set journal_seq_counter, then
+ * journal_next_seq = journal_seq_from_counter (the counter's next value,
+ * from 1); journal_log then adds to it in line instead of calling through. */
+#ifndef __cplusplus
+extern _Atomic uint64_t *journal_seq_counter;
+#endif
+uint64_t journal_seq_from_counter(void);
 /* The record time source: NULL is CLOCK_MONOTONIC; explore installs its
  * virtual clock. */
 extern uint64_t (*journal_clock_ns)(void);

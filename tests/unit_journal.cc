@@ -17,7 +17,9 @@
 #include "testutil.h"
 
 extern "C" {
+#include "core/arena.h"
 #include "core/journal.h"
+#include "core/prng.h"
 }
 
 namespace {
@@ -717,4 +719,81 @@ TEST(JournalJson, FormatEqualsJansson)
 		free(want);
 	}
 	journal_point_name = saved;
+}
+
+/* ---- the fast ways equal the slow ones ---- */
+
+TEST(JournalFormat, CpuChecksumEqualsThePortableOneOnRandomRecords)
+{
+	struct prng rng;
+	prng_seed(&rng, 20, 0, 0);
+	for (int i = 0; i < 20000; i++) {
+		struct jrec r;
+		uint64_t w[8];
+		for (auto &x : w)
+			x = prng_next(&rng);
+		memcpy(&r, w, sizeof r);
+		r.magic = JOURNAL_MAGIC; /* else journal_checksum may take format 1's hash */
+		ASSERT_EQ(journal_checksum(&r), journal_checksum_portable(&r)) << "record " << i;
+	}
+}
+
+/* Records built in place in the mapped window (journal_log's fast way) are
+ * byte for byte the ones the one-write(2) way writes, the window's growth
+ * included; errno is left alone either way. */
+TEST(JournalMapped, InPlaceRecordsEqualWrittenOnes)
+{
+	static uint64_t next, clock;
+	uint64_t (*saved_seq)(void) = journal_next_seq;
+	uint64_t (*saved_clock)(void) = journal_clock_ns;
+	journal_clock_ns = [] { return clock += 17; };
+	ScratchDir d;
+	std::string files[2] = { d.sub("mapped.bin"), d.sub("written.bin") };
+	int n = (int)(JOURNAL_WINDOW / 64) + 300; /* past one window */
+	for (int k = 0; k < 2; k++) {
+		next = 5;
+		clock = 1000;
+		journal_next_seq = [] { return next++; };
+		struct journal j;
+		ASSERT_EQ(k == 0 ? journal_open_mapped(&j, files[k].c_str(), 7) : journal_open(&j, files[k].c_str(), 7), 0);
+		for (int i = 0; i < n; i++) {
+			errno = EXDEV;
+			ASSERT_EQ(journal_log(&j, EV_ATTEMPT + i % 5, (uint32_t)i, i % 3, i, -i, (int64_t)i << 33),
+				  5u + (uint64_t)i);
+			ASSERT_EQ(errno, EXDEV);
+		}
+		journal_close(&j);
+	}
+	journal_next_seq = saved_seq;
+	journal_clock_ns = saved_clock;
+	std::string bytes[2];
+	for (int k = 0; k < 2; k++) {
+		FILE *f = fopen(files[k].c_str(), "rb");
+		ASSERT_NE(f, nullptr);
+		char buf[65536];
+		size_t got;
+		while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+			bytes[k].append(buf, got);
+		fclose(f);
+	}
+	EXPECT_EQ(bytes[0].size(), (size_t)n * 64);
+	EXPECT_TRUE(bytes[0] == bytes[1]);
+}
+
+/* The shared counter as the sequence source (what the arena installs):
+ * journal_log adds to it in line; the values are the counter's next ones. */
+TEST(Journal, SequenceFromTheArenaCounter)
+{
+	struct arena *a = arena_create(1);
+	ASSERT_NE(a, nullptr);
+	EXPECT_TRUE(journal_next_seq == journal_seq_from_counter);
+	ScratchDir d;
+	struct journal j;
+	ASSERT_EQ(journal_open_mapped(&j, d.sub("w.bin").c_str(), 0), 0);
+	EXPECT_EQ(journal_log(&j, EV_ATTEMPT, 0, 0, 0, 0, 0), 1u);
+	EXPECT_EQ(arena_next_seq(a), 2u);
+	EXPECT_EQ(journal_log(&j, EV_BUSY, 0, 0, 0, 0, 0), 3u);
+	journal_close(&j);
+	arena_destroy(a);
+	EXPECT_FALSE(journal_next_seq == journal_seq_from_counter);
 }
