@@ -509,6 +509,16 @@ int journal_write(struct journal *j, struct jrec *r)
 	return 0;
 }
 
+/* An installed clock (explore's virtual one) is someone else's code: it may
+ * touch errno.  Out of line, so the fast path keeps its registers. */
+static __attribute__((noinline)) uint64_t journal_clock_other(void)
+{
+	int saved = errno;
+	uint64_t ns = journal_clock_ns();
+	errno = saved;
+	return ns;
+}
+
 /* Fill R's fields (all but magic, pad and check); returns its seq. */
 static inline uint64_t journal_fill(const struct journal *j, struct jrec *r, int type, uint32_t op,
 				    int err, int64_t a, int64_t b, int64_t c)
@@ -531,9 +541,7 @@ static inline uint64_t journal_fill(const struct journal *j, struct jrec *r, int
 		seq = journal_next_seq();
 	r->seq = seq;
 	if (journal_clock_ns) {
-		int saved = errno; /* someone else's clock: it may touch errno */
-		r->ns = journal_clock_ns();
-		errno = saved;
+		r->ns = journal_clock_other();
 	} else {
 		/* CLOCK_MONOTONIC cannot fail: errno stays as it was */
 		struct timespec ts;
