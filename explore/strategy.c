@@ -175,14 +175,6 @@ int dfs_next(struct xdfs *f, uint32_t decisions)
 	return 0;
 }
 
-/* The first deviation from decision AT on (those before it are past). */
-uint32_t x_next_dev(const struct xchoice *dev, size_t n, size_t from, uint32_t at)
-{
-	while (from < n && dev[from].at < at)
-		from++;
-	return from < n ? dev[from].at : UINT32_MAX;
-}
-
 static void give_replay(void *ctx, uint32_t at, struct sched_ahead *a)
 {
 	const struct xreplay *r = ctx;

@@ -349,8 +349,15 @@ struct xreplay {
 	size_t n, next;
 };
 unsigned choose_replay(void *ctx, const struct xdec *d);
-/* The first deviation of DEV[FROM..N) at decision AT or later (UINT32_MAX: none). */
-uint32_t x_next_dev(const struct xchoice *dev, size_t n, size_t from, uint32_t at);
+/* The first deviation of DEV[FROM..N) at decision AT or later (UINT32_MAX:
+ * none): where replay's and guided's plans stop the hand-off.  Inline: both
+ * strategy.c and guided.c use it, and strategy.c calls guided.c. */
+static inline uint32_t x_next_dev(const struct xchoice *dev, size_t n, size_t from, uint32_t at)
+{
+	while (from < n && dev[from].at < at)
+		from++;
+	return from < n ? dev[from].at : UINT32_MAX;
+}
 int x_replay(struct explorer *ex, const struct xshape *sh, const struct xchoice *dev, size_t ndev,
 	     struct xexec *x);
 int x_rerun(struct explorer *ex, struct xexec *x);
