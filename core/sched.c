@@ -257,19 +257,18 @@ static void copy_path(char *dst, const char *src)
 	memcpy(dst, src, strlen(src) + 1);
 }
 
-/* PCT's pick (explore/strategy.c choose_pct, the same rule): the highest
- * priority that can run; at change point i the one about to run drops to i. */
-static unsigned ahead_pct(struct sched_ahead *a, const uint8_t *order, unsigned nrun)
+unsigned sched_pct_pick(int32_t *prio, const uint32_t *change, unsigned d, uint32_t run_steps, const uint8_t *order,
+			unsigned nrun)
 {
 	for (;;) {
 		unsigned best = 0;
 		for (unsigned i = 1; i < nrun; i++)
-			if (a->prio[order[i]] > a->prio[order[best]])
+			if (prio[order[i]] > prio[order[best]])
 				best = i;
 		int changed = 0;
-		for (unsigned i = 1; i < a->pct_d && i < 16; i++)
-			if (a->change[i] == a->run_steps && a->prio[order[best]] >= (int32_t)a->pct_d) {
-				a->prio[order[best]] = (int32_t)i;
+		for (unsigned i = 1; i < d && i < 16; i++)
+			if (change[i] == run_steps && prio[order[best]] >= (int32_t)d) {
+				prio[order[best]] = (int32_t)i;
 				changed = 1;
 				break;
 			}
@@ -316,7 +315,7 @@ static int ahead_decide(uint32_t state)
 	else if (a->mode == SA_TAIL && nrun > 1 && prng_below(&a->rng, 1000) < a->permille)
 		pick = (unsigned)prng_below(&a->rng, nrun);
 	else if (a->mode == SA_PCT)
-		pick = ahead_pct(a, order, nrun);
+		pick = sched_pct_pick(a->prio, a->change, a->pct_d, a->run_steps, order, nrun);
 	const unsigned w = order[pick];
 	struct sched_slot *sl = &me_s->w[w];
 	struct sched_ahead_step *e = &a->step[a->n++];

@@ -200,6 +200,12 @@ void sched_grant(struct sched *s, unsigned w);
  * the earliest time one waits for (INT64_MAX: none). */
 unsigned sched_enabled(const struct sched *s, uint32_t nstep, int *enabled, int *live, unsigned *nlive,
 		       unsigned *nblocked, int64_t *next_wake);
+/* PCT's pick (Burckhardt et al.) among ORDER[0..NRUN) (the runnable workers,
+ * the default first): the highest priority; at change point i (CHANGE[i] ==
+ * RUN_STEPS, i < D) the one about to run drops to priority i.  The
+ * explorer's chooser and the hand-off both pick by it. */
+unsigned sched_pct_pick(int32_t *prio, const uint32_t *change, unsigned d, uint32_t run_steps, const uint8_t *order,
+			unsigned nrun);
 /* The hand-off: grant W with the decisions handed over (ahead's mode, limit,
  * ... set), and, once quiet again, take them back (mode off). */
 void sched_ahead_grant(struct sched *s, unsigned w);

@@ -259,6 +259,22 @@ static int x_quiet(struct explorer *ex, struct xexec *x)
 
 static void x_check(struct explorer *ex, struct xexec *x);
 
+/* How step ST ended: its result, its records up to REC_TO, what it did (ACTED,
+ * which a focused crash aims by), and whether its worker went to sleep then
+ * (STATE, until WAKE_NS; the clock is at NOW). */
+static void x_step_end(struct xstep *st, int32_t result, int32_t err, uint32_t rec_to, uint32_t state, int64_t wake_ns,
+		       int64_t now, uint8_t *acted)
+{
+	st->result = result;
+	st->err = err;
+	st->rec_to = rec_to;
+	acted[st->w] = (uint8_t)x_step_acted(st);
+	if (state == SS_SLEEP) {
+		st->then_sleeps = 1;
+		st->ms = (wake_ns - now) / 1000000;
+	}
+}
+
 /* The decisions the workers took themselves since the controller's last
  * grant (core/sched.h's hand-off), taken in as if the controller had made
  * them: how the step before each ended, its deviation, its step. */
@@ -268,15 +284,9 @@ static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **las
 	const struct sched_ahead *a = &ex->s->ahead;
 	for (uint32_t i = 0; i < a->n; i++) {
 		const struct sched_ahead_step *e = &a->step[i];
-		struct xstep *l = *last; /* (before push_step: it may move the array) */
-		l->result = e->prev_result;
-		l->err = e->prev_err;
-		l->rec_to = e->prev_rec_to;
-		acted[l->w] = (uint8_t)x_step_acted(l);
-		if (e->prev_state == SS_SLEEP) {
-			l->then_sleeps = 1;
-			l->ms = (e->prev_wake_ns - e->now_ns) / 1000000;
-		}
+		/* (before push_step: it may move the array) */
+		x_step_end(*last, e->prev_result, e->prev_err, e->prev_rec_to, e->prev_state, e->prev_wake_ns, e->now_ns,
+			   acted);
 		if (e->dev && push_dev(x, (struct xchoice){ e->at, XK_RUN, e->w, 0 }))
 			return -1;
 		x->decisions = e->at + 1;
@@ -375,17 +385,10 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 		/* what the last step did */
 		if (last) {
 			struct sched_slot *sl = &s->w[last->w];
-			last->result = sl->result;
-			last->err = sl->err;
-			acted[last->w] = (uint8_t)x_step_acted(last);
-			last->rec_to = s->jmem.n;
 			uint32_t st = atomic_load(&sl->state);
-			if (st == SS_SLEEP) {
-				last->then_sleeps = 1;
-				last->ms = (sl->wake_ns - atomic_load(&s->now_ns)) / 1000000;
-			} else if (st == SS_BLOCKED) {
+			x_step_end(last, sl->result, sl->err, s->jmem.n, st, sl->wake_ns, atomic_load(&s->now_ns), acted);
+			if (st == SS_BLOCKED)
 				blocked_at[last->w] = (uint32_t)x->nstep;
-			}
 			last = NULL;
 		}
 		if (s->jmem.dropped) {

@@ -83,21 +83,10 @@ static unsigned choose_pct(void *ctx, const struct xdec *d)
 	unsigned pick;
 	if (x_faults_pick(&p->f, &p->rng, d, &pick))
 		return pick;
-	for (;;) {
-		unsigned best = 0;
-		for (unsigned i = 1; i < d->nrun; i++)
-			if (p->prio[d->opt[i].w] > p->prio[d->opt[best].w])
-				best = i;
-		int changed = 0;
-		for (unsigned i = 1; i < p->d && i < 16; i++)
-			if (p->change[i] == d->run_steps && p->prio[d->opt[best].w] >= (int)p->d) {
-				p->prio[d->opt[best].w] = (int)i;
-				changed = 1;
-				break;
-			}
-		if (!changed)
-			return best;
-	}
+	uint8_t order[SCHED_MAX_WORKERS];
+	for (unsigned i = 0; i < d->nrun; i++)
+		order[i] = d->opt[i].w;
+	return sched_pct_pick(p->prio, p->change, p->d, d->run_steps, order, d->nrun);
 }
 
 static void give_pct(void *ctx, uint32_t at, struct sched_ahead *a)
@@ -107,15 +96,13 @@ static void give_pct(void *ctx, uint32_t at, struct sched_ahead *a)
 	x_faults_ahead(&p->f, at, a);
 	a->pct_d = p->d;
 	memcpy(a->change, p->change, sizeof a->change);
-	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
-		a->prio[i] = p->prio[i];
+	memcpy(a->prio, p->prio, sizeof a->prio);
 }
 
 static void take_pct(void *ctx, const struct sched_ahead *a)
 {
 	struct xpct *p = ctx;
-	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
-		p->prio[i] = a->prio[i];
+	memcpy(p->prio, a->prio, sizeof p->prio);
 }
 
 static const struct xahead ahead_pct = { give_pct, take_pct };

@@ -231,7 +231,7 @@ struct xpct {
 	struct xfaults f;
 	unsigned d;
 	uint32_t change[16];
-	int prio[SCHED_MAX_WORKERS];
+	int32_t prio[SCHED_MAX_WORKERS];
 };
 /* Bounded DFS over decisions (stateless: every schedule is a re-execution
  * of a prefix), counting preemptions as CHESS does: running another worker
