@@ -451,7 +451,8 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			d.fsop[i] = enabled[i] && atomic_load(&s->w[i].state) == SS_STEP ? s->w[i].fsop : FSX_OP_COUNT;
 			d.acted[i] = acted[i];
 		}
-		x->atoms |= x_atoms_offered(&d);
+		if (ex->calibrating) /* what the focused plans aim at: read of calibration schedules only */
+			x->atoms |= x_atoms_offered(&d);
 		unsigned pick = choose(ctx, &d);
 		if (pick >= nopt)
 			pick = 0;
