@@ -173,7 +173,7 @@ TEST(IntegTriage, ConfirmsThePidlockFailureUnderTheStandardFaults)
 {
 	ScratchDir d;
 	std::string out = failing_run(d, "-p pidlock -w update -n 8 -d 3s --time-scale 0.01 --faults standard",
-				      { 1, 2, 3, 4, 5 });
+				      { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 });
 	ASSERT_FALSE(out.empty());
 	CmdResult t = run_cmd(BIN + " triage " + out + " --budget 60s");
 	EXPECT_EQ(t.status, 1) << t.out << t.err;
