@@ -287,7 +287,8 @@ static int ahead_decide(uint32_t state)
 	    me_s->jmem.dropped)
 		return -1;
 	const unsigned self = (unsigned)(me - me_s->w);
-	const int64_t now = atomic_load(&me_s->now_ns);
+	const int64_t ended = atomic_load(&me_s->now_ns);
+	int64_t now = ended;
 	/* how the step that ends here ended: the controller's bookkeeping */
 	if (state == SS_BLOCKED)
 		a->blocked_at[self] = a->nstep;
@@ -297,7 +298,12 @@ static int ahead_decide(uint32_t state)
 	int64_t next_wake;
 	uint8_t order[SCHED_MAX_WORKERS];
 	unsigned nen = sched_enabled(me_s, a->nstep, enabled, live, &nlive, &nblocked, &next_wake);
-	if (!nen) /* the clock must move, or nobody ever runs again: the controller's */
+	if (!nen && next_wake != INT64_MAX) { /* everyone waits for the clock: move it (as x_exec does) */
+		now = next_wake;
+		atomic_store(&me_s->now_ns, now);
+		nen = sched_enabled(me_s, a->nstep, enabled, live, &nlive, &nblocked, &next_wake);
+	}
+	if (!nen) /* nobody ever runs again (a deadlock): the controller's */
 		return -1;
 	if (a->decisions >= a->watch_from) /* a fault drawn for a call, or a start, may be offered */
 		for (unsigned i = 0; i < me_s->n; i++) {
@@ -328,6 +334,7 @@ static int ahead_decide(uint32_t state)
 	e->prev_err = me->err;
 	e->prev_rec_to = me_s->jmem.n;
 	e->prev_wake_ns = me->wake_ns;
+	e->prev_now_ns = ended;
 	e->fsop = sl->fsop;
 	e->op_no = sl->op_no;
 	e->point = sl->point;

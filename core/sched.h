@@ -117,7 +117,10 @@ struct sched_slot {
  * the one picked (no switch) or grants the one picked and sleeps (one
  * switch), and writes each decision in `step` for the controller to take in
  * (sched_ahead_take) when it wakes: at `limit`, at the step bound, when
- * nobody can run, when the journal or the log is full.  The controller sees
+ * nobody can ever run again, when the journal or the log is full.  When
+ * every live worker waits for the clock (sleeps, pauses), the worker moves
+ * it to the earliest wake-up, as the controller would, and decides then:
+ * a worker polling a crashed holder's lock costs no switch per poll.  The controller sees
  * the same decisions, steps and deviations it would have made itself, so a
  * seed gives the same schedules and a counterexample the same steps either
  * way (LOCKSTORM_NO_HANDOFF=1 turns it off, for the test that proves it).
@@ -140,7 +143,8 @@ struct sched_ahead_step {
 	int32_t prev_result, prev_err;
 	uint32_t prev_rec_to;
 	int64_t prev_wake_ns;        /* prev_state SS_SLEEP: when it wakes */
-	int64_t now_ns;              /* the clock when granted */
+	int64_t prev_now_ns;         /* the clock when the step before ended */
+	int64_t now_ns;              /* the clock when granted (later: it moved to the next wake-up) */
 	uint32_t rec_from;
 	const char *point;
 	char path[SCHED_PATH], path2[SCHED_PATH];

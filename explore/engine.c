@@ -285,7 +285,7 @@ static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **las
 	for (uint32_t i = 0; i < a->n; i++) {
 		const struct sched_ahead_step *e = &a->step[i];
 		/* (before push_step: it may move the array) */
-		x_step_end(*last, e->prev_result, e->prev_err, e->prev_rec_to, e->prev_state, e->prev_wake_ns, e->now_ns,
+		x_step_end(*last, e->prev_result, e->prev_err, e->prev_rec_to, e->prev_state, e->prev_wake_ns, e->prev_now_ns,
 			   acted);
 		if (e->dev && push_dev(x, (struct xchoice){ e->at, XK_RUN, e->w, 0 }))
 			return -1;
