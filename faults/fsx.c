@@ -480,7 +480,7 @@ int fsx_rename(const char *from, const char *to)
 	int r = rename(from, to);
 	int err = errno;
 	if (r == 0)
-		VT((fsx_vt_stamp_parent(from), fsx_vt_stamp_parent(to)));
+		VT(fsx_vt_stamp_parents(from, to));
 	if (track_from || track_to) {
 		if (r == 0) {
 			fsx_obj_removed(gone);

@@ -82,6 +82,7 @@ void fsx_spin_mark_reached(void);   /* the slow part: the op, the clock, EV_SPIN
 void fsx_vt_times(struct timespec ts[2]);      /* now, on the virtual clock */
 void fsx_vt_stamp(const char *path);
 void fsx_vt_stamp_parent(const char *path);
+void fsx_vt_stamp_parents(const char *from, const char *to); /* both folders of a rename, each once */
 void fsx_vt_stamp_fd(int fd);
 
 #endif

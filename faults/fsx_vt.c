@@ -30,22 +30,39 @@ void fsx_vt_stamp(const char *path)
 	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
 }
 
-void fsx_vt_stamp_parent(const char *path)
+/* The folder PATH's entry sits in, into DIR (DIR_LEN bytes); 0, or -1 when
+ * the path is too long to tell. */
+static int parent_of(const char *path, char *dir, size_t dir_len)
 {
-	char dir[4096];
 	size_t len = strlen(path);
-	if (len >= sizeof dir)
-		return;
+	if (len >= dir_len)
+		return -1;
 	memcpy(dir, path, len + 1);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
-		fsx_vt_stamp(".");
+		memcpy(dir, ".", 2);
 	else if (slash == dir)
-		fsx_vt_stamp("/");
-	else {
+		dir[1] = '\0';
+	else
 		*slash = '\0';
+	return 0;
+}
+
+void fsx_vt_stamp_parent(const char *path)
+{
+	char dir[4096];
+	if (parent_of(path, dir, sizeof dir) == 0)
 		fsx_vt_stamp(dir);
-	}
+}
+
+void fsx_vt_stamp_parents(const char *from, const char *to)
+{
+	char a[4096], b[4096];
+	a[0] = '\0';
+	if (parent_of(from, a, sizeof a) == 0)
+		fsx_vt_stamp(a);
+	if (parent_of(to, b, sizeof b) == 0 && strcmp(a, b) != 0) /* a rename inside one folder: once */
+		fsx_vt_stamp(b);
 }
 
 void fsx_vt_stamp_fd(int fd)
