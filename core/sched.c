@@ -127,6 +127,17 @@ static int quiet(struct sched *s)
 	return 1;
 }
 
+/* Has PID died?  A child of ours is collected; a worker another process
+ * forked for us (explore's zygote, which reaps its own) is gone once no
+ * signal reaches it. */
+static int pid_gone(pid_t pid)
+{
+	pid_t r = waitpid(pid, NULL, WNOHANG);
+	if (r == pid)
+		return 1;
+	return r < 0 && errno == ECHILD && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead)
 {
 	*dead = -1;
@@ -149,8 +160,7 @@ int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead)
 			/* a worker that died outside a yield never bumps ctl */
 			for (unsigned i = 0; i < s->n; i++) {
 				uint32_t st = atomic_load(&s->w[i].state);
-				if ((st == SS_RUNNING || st == SS_IDLE) && s->w[i].pid &&
-				    waitpid(s->w[i].pid, NULL, WNOHANG) == s->w[i].pid) {
+				if ((st == SS_RUNNING || st == SS_IDLE) && s->w[i].pid && pid_gone(s->w[i].pid)) {
 					s->w[i].pid = 0;
 					atomic_store(&s->w[i].state, SS_DONE);
 					*dead = (int)i;

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -161,6 +163,22 @@ static int stamp_entry(const char *path, const struct stat *st, int flag, struct
 	return 0;
 }
 
+/* Wait until worker W's process, killed, is gone: its pidfd says so (a
+ * child of the zygote), or waitpid (a child of ours). */
+static void x_reap(struct explorer *ex, unsigned w, pid_t pid)
+{
+	if (ex->pidfd[w] >= 0) {
+		struct pollfd p = { .fd = ex->pidfd[w], .events = POLLIN };
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+		close(ex->pidfd[w]);
+		ex->pidfd[w] = -1;
+	} else {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
 /* Kill and collect every worker process (the next execution forks new ones). */
 static void x_kill_all(struct explorer *ex, unsigned n)
 {
@@ -169,8 +187,7 @@ static void x_kill_all(struct explorer *ex, unsigned n)
 			kill(ex->s->w[i].pid, SIGKILL);
 	for (unsigned i = 0; i < n; i++)
 		if (ex->s->w[i].pid > 0) {
-			while (waitpid(ex->s->w[i].pid, NULL, 0) < 0 && errno == EINTR)
-				;
+			x_reap(ex, i, ex->s->w[i].pid);
 			ex->s->w[i].pid = 0;
 			atomic_store(&ex->s->w[i].state, SS_DONE);
 		}
@@ -185,8 +202,7 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	pid_t pid = sl->pid;
 	if (pid > 0) { /* never kill(0): that is the caller's whole group */
 		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		x_reap(ex, w, pid);
 	}
 	sl->pid = 0;
 	if (mfs_on()) /* its descriptors close */
@@ -195,36 +211,148 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, x_vpid(ex, w), 0);
 }
 
-/* A worker process for slot I; it waits in sched_finish until granted. */
-static int x_fork(struct explorer *ex, unsigned i)
+/* A worker process for slot I, in the child of a fork: it waits in
+ * sched_finish until granted. */
+static _Noreturn void x_worker_child(struct explorer *ex, unsigned i, pid_t parent)
 {
-	struct sched *s = ex->s;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(3);
+	x_worker(ex, i);
+}
+
+/*
+ * The zygote: worker processes are forked from it, not from the explorer.
+ * A fork shares every page of the forking process copy-on-write, so after
+ * each fork the explorer took a page fault (and a TLB flush) at the first
+ * write to every page it then touched: with crashes and restarts (a new
+ * process each) that was a third of explore's time.  The zygote is forked
+ * once, before the first worker, and then only forks: it writes almost
+ * nothing, and the explorer's pages stay its own.  A worker it forks is
+ * what a fork of the explorer at that moment was (everything a worker reads
+ * is set up by then and lives on in shared mappings).  It answers on a pipe
+ * (a slot number in, a pid or -errno out), reaps its children itself
+ * (SA_NOCLDWAIT), and the explorer waits for a killed worker on a pidfd.
+ * Its own group is the workers' (as the first worker's was).  It dies with
+ * the explorer (PR_SET_PDEATHSIG) and ends when its pipe closes.
+ */
+static _Noreturn void x_zygote(struct explorer *ex, int req, int ans)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ex->self)
+		_exit(3);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	struct sigaction sa = { .sa_handler = SIG_DFL, .sa_flags = SA_NOCLDWAIT };
+	sigaction(SIGCHLD, &sa, NULL);
+	setpgid(0, 0);
+	const pid_t me = getpid();
+	for (;;) {
+		int32_t slot;
+		ssize_t k;
+		while ((k = read(req, &slot, sizeof slot)) < 0 && errno == EINTR)
+			;
+		if (k != (ssize_t)sizeof slot)
+			_exit(0); /* the explorer closed its end */
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(req);
+			close(ans);
+			struct sigaction dfl = { .sa_handler = SIG_DFL };
+			sigaction(SIGCHLD, &dfl, NULL);
+			x_worker_child(ex, (unsigned)slot, me);
+		}
+		int32_t r = pid > 0 ? (int32_t)pid : -errno;
+		if (write(ans, &r, sizeof r) != (ssize_t)sizeof r)
+			_exit(3);
+	}
+}
+
+static int x_zygote_start(struct explorer *ex)
+{
+	int req[2], ans[2];
+	if (pipe2(req, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(ans, O_CLOEXEC) != 0) {
+		close(req[0]);
+		close(req[1]);
+		return -1;
+	}
 	fflush(NULL);
-	atomic_store(&s->w[i].state, SS_IDLE);
 	pid_t pid = fork();
 	if (pid < 0) {
-		atomic_store(&s->w[i].state, SS_DONE);
+		int e = errno;
+		close(req[0]);
+		close(req[1]);
+		close(ans[0]);
+		close(ans[1]);
+		errno = e;
 		return -1;
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != ex->self)
-			_exit(3);
-		setpgid(0, ex->pgid);
-		x_worker(ex, i);
+		close(req[1]);
+		close(ans[0]);
+		x_zygote(ex, req[0], ans[1]);
 	}
-	if (setpgid(pid, ex->pgid) != 0 && ex->pgid)
-		setpgid(pid, 0);
-	if (!ex->pgid)
-		ex->pgid = pid;
+	close(req[0]);
+	close(ans[1]);
+	setpgid(pid, pid); /* (the zygote does too: whichever comes first) */
+	ex->zygote = ex->pgid = pid;
+	ex->zy_req = req[1];
+	ex->zy_ans = ans[0];
+	return 0;
+}
+
+static void x_zygote_stop(struct explorer *ex)
+{
+	if (!ex->zygote)
+		return;
+	close(ex->zy_req); /* it reads the end and leaves */
+	close(ex->zy_ans);
+	kill(ex->zygote, SIGKILL);
+	while (waitpid(ex->zygote, NULL, 0) < 0 && errno == EINTR)
+		;
+	ex->zygote = 0;
+}
+
+/* A worker process for slot I, forked by the zygote; it waits in
+ * sched_finish until granted. */
+static int x_fork(struct explorer *ex, unsigned i)
+{
+	struct sched *s = ex->s;
+	if (!ex->zygote && x_zygote_start(ex) != 0)
+		return -1;
+	if (ex->pidfd[i] >= 0) { /* a worker that died outside the seam (sched_wait_quiet) */
+		close(ex->pidfd[i]);
+		ex->pidfd[i] = -1;
+	}
+	atomic_store(&s->w[i].state, SS_IDLE);
+	int32_t slot = (int32_t)i, r = -EPIPE;
+	ssize_t k;
+	if (write(ex->zy_req, &slot, sizeof slot) == (ssize_t)sizeof slot) {
+		while ((k = read(ex->zy_ans, &r, sizeof r)) < 0 && errno == EINTR)
+			;
+		if (k != (ssize_t)sizeof r)
+			r = -EPIPE;
+	}
+	if (r < 0) {
+		atomic_store(&s->w[i].state, SS_DONE);
+		errno = -r;
+		return -1;
+	}
+	pid_t pid = (pid_t)r;
+	ex->pidfd[i] = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (ex->pidfd[i] < 0) { /* cannot wait for it: do without it */
+		int e = errno;
+		kill(pid, SIGKILL);
+		atomic_store(&s->w[i].state, SS_DONE);
+		errno = e;
+		return -1;
+	}
 	s->w[i].pid = pid;
 	return 0;
 }
 
-/* Worker I, killed, starts again as a new process for what was left of its
- * ops (at least one) on the disk it finds: with the numbering of BOOT (a
- * power loss's new one, or the same as before for a restart choice).  Its
- * set-up runs when it is granted; -1 if the fork failed. */
 static int x_restart(struct explorer *ex, const struct xshape *sh, unsigned i, unsigned boot)
 {
 	struct sched *s = ex->s;
@@ -679,6 +807,8 @@ static void x_check(struct explorer *ex, struct xexec *x)
 int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 {
 	memset(ex, 0, sizeof *ex);
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		ex->pidfd[i] = -1;
 	rundir_init(&ex->xrd);
 	ex->cfg = cfg;
 	ex->self = getpid();
@@ -735,6 +865,7 @@ void explorer_close(struct explorer *ex)
 {
 	if (ex->s)
 		x_kill_all(ex, SCHED_MAX_WORKERS);
+	x_zygote_stop(ex);
 	rundir_release(&ex->xrd, 1);
 	fsx_backend = NULL;
 	mfs_close();

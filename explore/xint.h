@@ -145,7 +145,10 @@ struct explorer {
 	struct sched *s;
 	struct arena *arena;
 	pid_t self;
-	pid_t pgid;              /* the workers' process group */
+	pid_t pgid;              /* the workers' process group (the zygote's) */
+	pid_t zygote;            /* the process that forks the workers (engine.c), 0: none yet */
+	int zy_req, zy_ans;      /* its pipes: a slot number to it, a pid (or -errno) back */
+	int pidfd[SCHED_MAX_WORKERS]; /* each live worker's, to wait for its death (-1: none) */
 	cpu_set_t old_cpus;      /* the affinity before we pinned ourselves */
 	int pinned;
 	struct rundir xrd;       /* our work directory: made, marked and locked as a run's temp folder */
