@@ -53,6 +53,7 @@ static const char *const journal_type_names[EV__COUNT] = {
 	[EV_MUTEX_TAKE] = "mutex-take",
 	[EV_MUTEX_DROP] = "mutex-drop",
 	[EV_SPIN] = "spin",
+	[EV_DELETE_PENDING] = "delete-pending",
 };
 
 /* "unknown" for anything outside the enum, so it is always printable. */

@@ -58,6 +58,7 @@ enum ev_type {
 	EV_MUTEX_TAKE,     /* a secondary mutex taken (just after its step). a: its index in the protocol's mutexes, b: its stale age in us (-1: never reclaimed) */
 	EV_MUTEX_DROP,     /* a secondary mutex let go (just before its step). a: its index */
 	EV_SPIN,           /* a real run's worker made FSX_SPIN_CALLS calls inside one op without a sleep (once per op). a: ns at the half-way call, b: calls */
+	EV_DELETE_PENDING, /* explore, --fs model with windows=yes: the worker's call failed (err) only because the directory at its path was removed and is still open somewhere (delete pending); nobody injected it. a: fsx op, b: a worker that has it open (-1: none known) */
 	EV__COUNT
 };
 

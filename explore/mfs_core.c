@@ -6,13 +6,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/journal.h"
+#include "../core/point.h"
 #include "../core/sched.h"
+#include "../faults/fsx_seam.h"
 
 struct mfs_shm *mfs_m;
 int mfs_slot = MFS_SLOTS - 1;
@@ -260,6 +264,33 @@ static int pending(const struct walk *w)
 	return w->node >= 0 && mfs_m->node[w->node].gone;
 }
 
+/* A worker's descriptor table that holds directory K open, other than this
+ * process's: -1 when none (or only ours). */
+static int opener_of(int k)
+{
+	for (int slot = 0; slot < MFS_SLOTS - 1; slot++) {
+		if (slot == mfs_slot)
+			continue;
+		for (int i = 0; i < MFS_FDS; i++) {
+			int o = mfs_m->fdt[slot][i] - 1;
+			if (o >= 0 && mfs_m->ofd[o].refs && mfs_m->ofd[o].node == k)
+				return slot;
+		}
+	}
+	return -1;
+}
+
+/* W's path names a delete-pending directory: the call FSOP fails NEG.  In a
+ * worker under the explorer this is journaled (EV_DELETE_PENDING), so the
+ * checker can tell the file system's answer to another's removal from an
+ * errno anyone injected (no-escaped-error, rule error-on-contention). */
+static int pending_fail(const struct walk *w, int fsop, int neg)
+{
+	if (mfs_yields() && fsx_bound)
+		fsx_log_event(EV_DELETE_PENDING, -neg, fsop, opener_of(w->node), 0);
+	return fail(neg);
+}
+
 /* ---- the calls ---- */
 
 static int m_mkdir(const char *path, mode_t mode)
@@ -273,7 +304,7 @@ static int m_mkdir(const char *path, mode_t mode)
 	if (w.dir < 0)
 		return fail(-EEXIST);
 	if (pending(&w))
-		return fail(-EPERM);
+		return pending_fail(&w, FSX_MKDIR, -EPERM);
 	if (w.node >= 0)
 		return fail(-EEXIST);
 	int k = inode_alloc(MFS_DIR);
@@ -345,7 +376,7 @@ static int m_rmdir(const char *path)
 	if (w.node < 0)
 		return fail(-ENOENT);
 	if (pending(&w))
-		return fail(-EPERM);
+		return pending_fail(&w, FSX_RMDIR, -EPERM);
 	if (!strcmp(w.leaf, "."))
 		return fail(-EINVAL);
 	if (mfs_m->node[w.node].type != MFS_DIR)
@@ -357,7 +388,7 @@ static int m_rmdir(const char *path)
 	return 0;
 }
 
-static int fd_alloc(int ofd)
+int mfs_fd_alloc(int ofd)
 {
 	for (int i = 0; i < MFS_FDS; i++)
 		if (!mfs_m->fdt[mfs_slot][i]) {
@@ -428,7 +459,7 @@ static int m_open(const char *path, int flags, mode_t mode)
 	if (w.outside)
 		return open(path, flags, mode);
 	if (pending(&w))
-		return fail(-EACCES);
+		return pending_fail(&w, FSX_OPEN, -EACCES);
 	int k = w.node;
 	if (k >= 0) {
 		struct mfs_inode *n = &mfs_m->node[k];
@@ -466,7 +497,7 @@ static int m_open(const char *path, int flags, mode_t mode)
 		mfs_inode_maybe_free(k);
 		return fail(o);
 	}
-	int fd = fd_alloc(o);
+	int fd = mfs_fd_alloc(o);
 	if (fd < 0) {
 		mfs_ofd_release(o);
 		return fail(fd);
@@ -652,7 +683,33 @@ static void fill_statx(int k, int from_fd, struct statx *sx)
 	}
 }
 
-static int m_statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
+/* windows: a stat of a path opens it, asks its handle and closes it (Node's
+ * statSync: CreateFileW, GetFileInformationByHandle, CloseHandle), so for the
+ * length of a step the directory K is open: one removed meanwhile stays
+ * delete pending until this handle closes (mkdir of its name: EPERM, K-ML-4).
+ * The handle is a descriptor of this worker's, so its death closes it. */
+static int win_stat(int k, const char *path, struct statx *sx)
+{
+	int o = mfs_ofd_new(k, O_RDONLY, 0);
+	if (o < 0)
+		return fail(o);
+	int fd = mfs_fd_alloc(o);
+	if (fd < 0) {
+		mfs_ofd_release(o);
+		return fail(fd);
+	}
+	sched_result(0, 0); /* the open; the query is a step of its own */
+	sched_step(FSX_STAT, path, NULL);
+	fill_statx(k, 0, sx); /* by the handle: a delete-pending directory still answers */
+	mfs_m->fdt[mfs_slot][fd - MFS_FD_BASE] = 0;
+	mfs_ofd_release(o);
+	return 0;
+}
+
+/* HOLD: a protocol's own stat (the seam's statx), whose handle a windows
+ * stat keeps for a step; the seam's internal stat (the identity of a lock
+ * object it journals) is part of another call's step and holds nothing. */
+static int statx_at(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx, int hold)
 {
 	(void)mask;
 	if ((flags & AT_EMPTY_PATH) && (!path || !*path)) {
@@ -675,9 +732,17 @@ static int m_statx(int dirfd, const char *path, int flags, unsigned mask, struct
 	if (w.node < 0)
 		return fail(-ENOENT);
 	if (pending(&w))
-		return fail(-EPERM);
+		return pending_fail(&w, FSX_STAT, -EPERM);
+	if (hold && mfs_m->p.windows && mfs_yields() && fsx_sched && !fsx_compound &&
+	    mfs_m->node[w.node].type == MFS_DIR)
+		return win_stat(w.node, path, sx);
 	fill_statx(w.node, 0, sx);
 	return 0;
+}
+
+static int m_statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
+{
+	return statx_at(dirfd, path, flags, mask, sx, 1);
 }
 
 static void statx_to_stat(const struct statx *sx, struct stat *st)
@@ -703,7 +768,7 @@ static int m_stat(const char *path, struct stat *st)
 	if (strip_mount(path, &rel))
 		return stat(path, st);
 	struct statx sx;
-	if (m_statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx) != 0)
+	if (statx_at(AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx, 0) != 0)
 		return -1;
 	statx_to_stat(&sx, st);
 	return 0;
@@ -728,7 +793,7 @@ static int m_access(const char *path, int mode)
 		return access(path, mode);
 	if (w.node < 0)
 		return fail(-ENOENT);
-	return pending(&w) ? fail(-EPERM) : 0;
+	return pending(&w) ? pending_fail(&w, FSX_STAT, -EPERM) : 0;
 }
 
 static ssize_t m_read(int fd, void *buf, size_t len)

@@ -15,6 +15,7 @@
 /* A directory stream: the directory held open, the last (hash, name) returned. */
 struct mfs_dirh {
 	int ofd;
+	int fd;        /* a descriptor of the process's for it: a worker's death closes it */
 	int node;
 	unsigned calls;
 	uint32_t hash;
@@ -28,6 +29,11 @@ static int yields; /* this process is a worker under the scheduler: a listing ma
 void mfs_attach_yield(int on)
 {
 	yields = on;
+}
+
+int mfs_yields(void)
+{
+	return yields;
 }
 
 /* This process's model streams (a real DIR * is any other pointer). */
@@ -68,10 +74,18 @@ DIR *mfs_opendir(const char *path)
 		free(h);
 		return NULL;
 	}
+	h->fd = mfs_fd_alloc(h->ofd);
+	if (h->fd < 0) {
+		mfs_ofd_release(h->ofd);
+		errno = -h->fd;
+		free(h);
+		return NULL;
+	}
 	int slot;
 	for (slot = 0; slot < 8 && mine[slot]; slot++)
 		;
 	if (slot == 8) {
+		mfs_m->fdt[mfs_slot][h->fd - MFS_FD_BASE] = 0;
 		mfs_ofd_release(h->ofd);
 		free(h);
 		errno = EMFILE;
@@ -129,6 +143,7 @@ int mfs_closedir(DIR *dp)
 		if (mine[i] == (void *)dp)
 			mine[i] = NULL;
 	struct mfs_dirh *h = (struct mfs_dirh *)dp;
+	mfs_m->fdt[mfs_slot][h->fd - MFS_FD_BASE] = 0;
 	mfs_ofd_release(h->ofd);
 	free(h);
 	return 0;

@@ -96,6 +96,7 @@ uint32_t mfs_hash(const char *name);
 int mfs_walk(const char *path, struct walk *w);
 int mfs_ofd_of(int fd);
 int mfs_ofd_new(int k, int acc, int append);
+int mfs_fd_alloc(int ofd); /* a descriptor of this process's for description OFD, or -errno */
 void mfs_ofd_release(int o);
 void mfs_dent_free(int i);
 void mfs_inode_maybe_free(int k);
@@ -108,5 +109,6 @@ struct dirent *mfs_readdir(DIR *d);
 int mfs_closedir(DIR *d);
 int mfs_fsync(int fd);
 void mfs_attach_yield(int on);
+int mfs_yields(void); /* this process is a worker under the scheduler */
 
 #endif

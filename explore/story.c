@@ -71,9 +71,18 @@ static int looks_only(const struct xstep *a)
 /* Can the earlier step A (of another worker) have changed what the later
  * step B saw or did?  When A changes an object B touches (or a directory B
  * lists).  A read before a write is no such dependency. */
+static int win_handles; /* windows=yes: a stat holds its directory open for a step */
+
 static int affects(const struct xstep *a, const struct xstep *b)
 {
-	if (!x_ran(a->kind) || !x_ran(b->kind) || looks_only(a))
+	if (!x_ran(a->kind) || !x_ran(b->kind))
+		return 0;
+	/* windows: a stat keeps the folder open, so a removal of it is delete
+	 * pending and a mkdir of its name meanwhile fails (K-ML-4) */
+	if (win_handles && a->fsop == FSX_STAT && (b->fsop == FSX_MKDIR || b->fsop == FSX_RMDIR) &&
+	    same_path(a->path, b->path))
+		return 1;
+	if (looks_only(a))
 		return 0;
 	if (same_path(a->path, b->path) || same_path(a->path, b->path2) || same_path(a->path2, b->path) ||
 	    same_path(a->path2, b->path2))
@@ -103,6 +112,7 @@ static long step_of_seq(const struct explorer *ex, const struct xexec *x, uint64
 size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned char *keep)
 {
 	memset(keep, 0, x->nstep);
+	win_handles = ex->cfg->fs.model && ex->cfg->fs.windows;
 	long cut = -1;
 	if (x->outcome == XO_FAIL && x->inv >= 0 && x->res.inv[x->inv].nex) {
 		const struct check_example *e = &x->res.inv[x->inv].ex[0];
@@ -388,6 +398,13 @@ void step_events(const struct explorer *ex, const struct xstep *st, int *holding
 			}
 			break;
 		}
+		case EV_DELETE_PENDING:
+			if (j->b >= 0)
+				SAY("%sthe folder was removed but w%lld still has it open: delete pending", sep,
+				    (long long)j->b);
+			else
+				SAY("%sthe folder was removed but is still open: delete pending", sep);
+			break;
 		case EV_KILLED:
 			if (j->op < SCHED_MAX_WORKERS)
 				holding[j->op] = 0;
