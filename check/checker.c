@@ -224,6 +224,9 @@ static int ck_record(struct ck *c, unsigned w, const struct jrec *r)
 	case EV_MUTEX_TAKE:
 		ck_mutex_take(c, w, r);
 		break;
+	case EV_DELETE_PENDING:
+		ck_delete_pending(c, w, r);
+		break;
 	case EV_MUTEX_DROP:
 		ck_mutex_drop(c, w, r);
 		break;

@@ -65,6 +65,13 @@ struct ck_worker {
 	uint32_t att_op;
 	uint32_t injected_op;     /* the op in which an injected errno or short write failed a call */
 	uint8_t injected;
+	/* the last call the file system failed only because a directory removed
+	 * by someone was still open (EV_DELETE_PENDING, windows) */
+	uint8_t pending;
+	uint32_t pending_op;
+	int pending_err, pending_call;
+	int32_t pending_by;       /* a worker that had it open, -1 unknown */
+	uint64_t pending_seq;
 	int64_t att_stall_ms;   /* own announced stalls since the attempt began */
 	int64_t att_jump_ms;    /* virtual time: other workers' stalls since it began (they move its clock) */
 	uint64_t att_epoch;     /* acquisitions counted when the attempt began */
@@ -264,6 +271,7 @@ void ck_mutex_take(struct ck *c, unsigned w, const struct jrec *r);
 void ck_mutex_drop(struct ck *c, unsigned w, const struct jrec *r);
 void ck_mutex_gone(struct ck *c, unsigned w);
 void ck_escaped(struct ck *c, unsigned w, const struct jrec *r);
+void ck_delete_pending(struct ck *c, unsigned w, const struct jrec *r);
 void ck_busy_nobody(struct ck *c, unsigned w, const struct jrec *r);
 void ck_strict_lease(struct ck *c, unsigned w, const struct jrec *r, unsigned h, uint64_t age);
 void ck_claims_applicable(struct ck *c);

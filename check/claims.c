@@ -12,6 +12,12 @@
  *     claims to wait only for a live holder (LOCK_BUSY_MEANS_HELD), an
  *     attempt ended busy although nobody held, occupied or made any lock
  *     object from its start to its end (K-ML-3: a swept folder);
+ *     Also (rule error-on-contention) an acquire that raised the errno the
+ *     file system gave only because a lock folder someone removed was still
+ *     delete pending (EV_DELETE_PENDING: windows; nobody injected it) while
+ *     nobody held, occupied or had a lock object: a release in progress taken
+ *     for a failure (K-ML-4; 2.0.0's comment: "Windows reports EPERM/EACCES
+ *     for a lock folder another process is deleting at this moment");
  *   strict-lease (only with --strict): a live holder's lock taken over at
  *     all, past its stale age, by a protocol without a held() check.
  */
@@ -93,11 +99,55 @@ void ck_mutex_gone(struct ck *c, unsigned w)
 	memset(c->w[w].mx_held, 0, sizeof c->w[w].mx_held);
 }
 
+/* R: W's call failed only because a removed directory was still open
+ * somewhere (delete pending).  The folder still stood: an attempt under way
+ * did not begin on a clear lock (busy-without-holder does not apply). */
+void ck_delete_pending(struct ck *c, unsigned w, const struct jrec *r)
+{
+	struct ck_worker *s = &c->w[w];
+
+	s->pending = 1;
+	s->pending_op = r->op;
+	s->pending_err = r->err;
+	s->pending_call = (int)r->a;
+	s->pending_by = r->b >= 0 && r->b < (int64_t)c->in->workers ? (int32_t)r->b : -1;
+	s->pending_seq = r->seq;
+	if (s->attempting)
+		s->att_clear = 0;
+}
+
+/* W's acquire raised R's errno, the file system's answer to a delete-pending
+ * folder (ck_delete_pending), while the lock was free. */
+static void ck_error_on_contention(struct ck *c, unsigned w, const struct jrec *r)
+{
+	const struct ck_worker *s = &c->w[w];
+
+	if (r->type != EV_ACQUIRE_ERROR || !s->pending || s->pending_op != r->op || s->pending_err != r->err ||
+	    s->pending_call != (int)r->a - 1)
+		return;
+	if (s->injected && s->injected_op == r->op)
+		return; /* an errno the explorer chose in this op: the choice's doing */
+	if (ck_occupied(c) || c->nobjs)
+		return; /* someone held it or its lock object stood: not a free lock */
+	const char *en = strerrorname_np(r->err);
+	char by[64] = "";
+	if (s->pending_by >= 0)
+		snprintf(by, sizeof by, " (w%d had it open)", s->pending_by);
+	ck_violation(c, INV_NO_ESCAPED_ERROR, (int32_t)w, r->op, r->seq, s->pending_by, 0, s->pending_seq,
+		     "w%u's acquire (op %u, seq %llu) raised %s from %s, which the file system gave only because "
+		     "the lock folder removed before was still delete pending%s, while nobody held the lock: "
+		     "a release in progress is contention, not a failure (rule error-on-contention)",
+		     w, r->op, (unsigned long long)r->seq, en ? en : "an error",
+		     fsx_op_name((enum fsx_op)s->pending_call), by);
+}
+
 /* W's acquire or release raised R's errno, which the protocol claims to absorb. */
 void ck_escaped(struct ck *c, unsigned w, const struct jrec *r)
 {
-	if (r->b != 1)
+	if (r->b != 1) {
+		ck_error_on_contention(c, w, r);
 		return;
+	}
 	const char *en = strerrorname_np(r->err);
 	const char *call = r->a - 1 == FSX_CALL_FSTAT			? "fstat"
 			   : r->a > 0 && r->a - 1 < FSX_OP_COUNT ? fsx_op_name((enum fsx_op)(r->a - 1))

@@ -108,6 +108,38 @@ TEST(IntegKcases, KML3OwnerRemakesTheSweptFolder)
 	EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
 }
 
+/* K-ML-4: on Windows (the model's windows personality: a stat keeps the
+ * folder open for a step, so a removal meanwhile is delete pending) beta.5's
+ * tryAcquireLock raises the EPERM of a mkdir that met the folder a release
+ * just removed, while nobody holds the lock.  No fault at all is needed. */
+TEST(IntegKcases, KML4TryRaisesTheEpermOfAFolderBeingDeleted)
+{
+	kcase("-p mkdir-legacy --param form=try -n 2 --ops 2 --fs model:windows --schedules 100 --time-budget 10m",
+	      "no-escaped-error", { "-> EPERM: the folder was removed but", "rule error-on-contention" }, 10);
+}
+
+/* ... and the revisions that take it for contention: beta.5's acquireLock
+ * (any mkdir errno) and 2.0.0 with platform=win32, both forms; 2.0.0 on
+ * posix raises it as beta.5's try does.  The same fault-free search. */
+TEST(IntegKcases, KML4ContentionOnWindowsTeeth)
+{
+	const std::string f = " -n 2 --ops 2 --fs model:windows --max-faults all=0 --schedules 3000 --time-budget 30m";
+	for (const char *p : { "-p mkdir-legacy --param form=acquire", "-p mkdir-owner --param platform=win32",
+			       "-p mkdir-owner --param platform=win32 --param form=try" }) {
+		ScratchDir dir;
+		CmdResult r = explore_in(dir, p + f);
+		EXPECT_EQ(r.status, 0) << p << "\n" << r.out << r.err;
+		EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << p << "\n" << r.out;
+	}
+	for (const char *p : { "-p mkdir-legacy --param form=try", "-p mkdir-legacy --param form=bounded",
+			       "-p mkdir-owner" }) {
+		ScratchDir dir;
+		CmdResult r = explore_in(dir, p + f);
+		EXPECT_EQ(r.status, 1) << p << "\n" << r.out << r.err;
+		EXPECT_NE(r.out.find("verdict: FAIL (no-escaped-error)"), std::string::npos) << p << "\n" << r.out;
+	}
+}
+
 /* K-VL-1: a taker killed between its create and its record leaves an empty
  * lock; under retainLiveOwner every waiter times out on it until the 60 s
  * age (found at schedule 35 of seed 1). */
