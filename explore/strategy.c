@@ -39,7 +39,7 @@ static unsigned choose_random(void *ctx, const struct xdec *d)
 	unsigned pick;
 	if (x_faults_pick(&r->f, &r->rng, d, &pick))
 		return pick;
-	return (unsigned)prng_below(&r->rng, d->nrun);
+	return x_faults_run(&r->f, &r->rng, d);
 }
 
 static void give_random(void *ctx, uint32_t at, struct sched_ahead *a)

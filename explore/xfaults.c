@@ -420,13 +420,27 @@ static void focus_draw(struct xfaults *f, const struct xcfg *cfg, uint32_t k, ui
 	}
 	struct prng r;
 	prng_seed(&r, cfg->run.seed, 0xf0c5, sched);
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < 4; i++) {
 		f->stall_at[i] = f->crash_at[i] = f->f_at[i] = UINT32_MAX;
+		f->f_mult[i] = 0;
+	}
 	focus_slot(f, &r, 0, first, k, 0);
 	f->focus = 1 + (int)first;
 	if (second < X_ATOM__COUNT) {
 		focus_slot(f, &r, 1, second, k, 1);
 		f->focus += 64 * (1 + (int)second);
+		/* an errno at a write, then a stall: in three draws of four the
+		 * shortest multiple below the stale age.  The write that failed is
+		 * most often a record (K-VL-6: a take whose record is not written
+		 * holds an empty lock), and what a stall then shows is a protocol's
+		 * shorter grace crossed while the stalled writer lives; a stall past
+		 * the stale age makes any reclaim legal. */
+		int below = -1;
+		for (unsigned m = 0; m < cfg->nstallv; m++)
+			if (cfg->stallv[m] < 1.0 && (below < 0 || cfg->stallv[m] < cfg->stallv[below]))
+				below = (int)m;
+		if (first == X_ATOM_ERRNO + 6 && second == X_ATOM_STALL && below >= 0 && prng_unit(&r) < 0.75)
+			f->f_mult[1] = (uint8_t)(1 + below);
 	}
 }
 
@@ -479,13 +493,15 @@ void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struc
 		}
 	for (unsigned i = 0; i < 4; i++) {
 		f->f_at[i] = UINT32_MAX;
-		f->f_aim[i] = f->f_then[i] = f->f_same[i] = 0;
+		f->f_aim[i] = f->f_then[i] = f->f_same[i] = f->f_mult[i] = 0;
 		if (i < total && nk && prng_unit(&f->frng) < 0.5) {
 			f->f_kind[i] = (uint8_t)kinds[prng_below(&f->frng, nk)];
 			f->f_at[i] = (uint32_t)prng_below(&f->frng, k);
 		}
 	}
 	f->f_prev_w = -1;
+	f->hold_w = -1;
+	f->hold_until = 0;
 	f->focus = 0;
 	if (ex->cal_execs) /* the median and the atoms are known */
 		focus_draw(f, cfg, cal_median(ex), sched, ex->cal_atoms);
@@ -497,6 +513,8 @@ static int slot_match(const struct xfaults *f, unsigned i, const struct xdec *d,
 	unsigned k = f->f_kind[i];
 	if (k == XK_STALL ? o->kind != XK_STALL && o->kind != XK_PAUSE : o->kind != k)
 		return 0;
+	if (k == XK_STALL && f->f_mult[i] && o->m != f->f_mult[i] - 1)
+		return 0;
 	if (!f->f_aim[i])
 		return 1;
 	if (k == XK_CRASH)
@@ -504,6 +522,19 @@ static int slot_match(const struct xfaults *f, unsigned i, const struct xdec *d,
 	if (k == XK_ERRNO)
 		return x_errno_class(d->fsop[o->w]) + 1 == f->f_aim[i];
 	return 1;
+}
+
+unsigned x_faults_run(const struct xfaults *f, struct prng *r, const struct xdec *d)
+{
+	if (f->hold_w >= 0 && d->at < f->hold_until) {
+		unsigned idx[X_MAX_OPTS], n = 0;
+		for (unsigned j = 0; j < d->nrun; j++)
+			if ((int)d->opt[j].w != f->hold_w)
+				idx[n++] = j;
+		if (n)
+			return idx[prng_below(r, n)];
+	}
+	return (unsigned)prng_below(r, d->nrun);
 }
 
 void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
@@ -536,6 +567,8 @@ void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
 		mask |= m;
 		watch = from < watch ? from : watch;
 	}
+	if (f->hold_w >= 0 && at < f->hold_until)
+		lim = at; /* the controller picks while a worker is kept out (x_faults_run) */
 	a->limit = lim;
 	a->watch_from = watch;
 	a->fsop_watch = mask;
@@ -580,6 +613,10 @@ int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsig
 		f->f_at[i] = UINT32_MAX;
 		*pick = ns ? same[prng_below(&f->frng, ns)] : idx[prng_below(&f->frng, nk)];
 		f->f_prev_w = d->opt[*pick].w;
+		if (f->f_kind[i] == XK_STALL && f->f_mult[i]) { /* the others go on in its window */
+			f->hold_w = d->opt[*pick].w;
+			f->hold_until = d->at + 1 + X_HOLD_DECISIONS;
+		}
 		if (i + 1 < 4 && f->f_then[i + 1]) { /* the next counts from here */
 			uint64_t at = (uint64_t)d->at + 1 + f->f_at[i + 1];
 			f->f_at[i + 1] = at < UINT32_MAX ? (uint32_t)at : UINT32_MAX - 1;

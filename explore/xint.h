@@ -43,6 +43,7 @@
 #define X_SHRINK_MAX 4000               /* executions the shrinker may spend */
 #define X_PAIRS 65536                   /* coverage: distinct step pairs remembered */
 #define X_CALIBRATE 32                  /* schedules the strategies' scale is taken from */
+#define X_HOLD_DECISIONS 64             /* a focused stall below the stale age: decisions its worker is kept out */
 
 enum { XS_RANDOM, XS_PCT, XS_DFS, XS_GUIDED };
 enum { XO_PASS, XO_FAIL, XO_BOUND, XO_HARNESS };
@@ -203,6 +204,9 @@ struct xfaults {
 				  * acted; 0: any */
 	uint8_t f_then[4];       /* f_at counts from the decision after the slot before fired */
 	uint8_t f_same[4];       /* the worker the slot before hit, when it offers the kind */
+	uint8_t f_mult[4];       /* a stall: 1 + the --stall multiple it takes when offered; 0: any */
+	int hold_w;              /* random: the worker a focused stall below the stale age hit, kept */
+	uint32_t hold_until;     /* from running (the others go on in its window) before this decision */
 	int f_prev_w;            /* the worker the last slot that fired hit, -1 none */
 	int focus;               /* a focused plan: its atoms, 1 + a (+ 64 (1 + b) for a pair); 0: a mix */
 };
@@ -220,6 +224,8 @@ unsigned x_errno_class(unsigned fsop);
 /* a step that made, opened, wrote or removed something (a focused crash may aim after it) */
 int x_step_acted(const struct xstep *st);
 int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick);
+/* random's run pick at D: uniform, but not the worker a focused stall keeps out while others can run */
+unsigned x_faults_run(const struct xfaults *f, struct prng *r, const struct xdec *d);
 /* The hand-off (core/sched.h): from decision AT on, where x_faults_pick may
  * pick: a's limit (a stall, a crash, a kind offered at any decision) and
  * what the workers watch for (a kind offered at a call or a start). */
