@@ -29,6 +29,7 @@
 #include "../protocols/lock.h"
 #include "../run/extline.h"
 #include "../run/extrun.h"
+#include "../run/exec.h"
 #include "../run/extworker.h"
 #include "../run/runcfg.h"
 #include "../workloads/workload.h"
@@ -87,6 +88,14 @@ int xext_open(struct xext *xe, struct xcfg *cfg, char *why, size_t len)
 		if (access(xe->pylib, F_OK) != 0)
 			snprintf(xe->pylib, sizeof xe->pylib, "%s", LS_SOURCE_DIR "/adapters/lib/pyexplore");
 #endif
+	}
+	/* a C adapter's seam: liblockstorm_explore.so, preloaded (adapters/lib/lsexplore.c) */
+	const struct ext_adapter *ea = ext_of(r->proto[0]);
+	if (ea && ea->seam == EXT_SEAM_PRELOAD &&
+	    exec_find_lib("LOCKSTORM_EXPLORE_PRELOAD", "liblockstorm_explore.so", xe->preload, sizeof xe->preload) != 0) {
+		snprintf(why, len, "the C adapters' explore seam is not found: %s (%s; build the target lockstorm_explore)",
+			 xe->preload, strerror(errno));
+		return 3;
 	}
 	const char *name = r->proto[0]->name;
 	snprintf(xe->lib, sizeof xe->lib, "%s", strncmp(name, "ext:", 4) ? name : name + 4);
@@ -390,7 +399,10 @@ static int xe_spawn(struct xext *xe, unsigned w, struct xe_worker *s, struct xe_
 			snprintf(num, sizeof num, "%lld", (long long)(r->pvals[0][i] == LS_NEVER ? -1 : r->pvals[0][i]));
 			setenv(name, num, 1);
 		}
-		unsetenv("LD_PRELOAD");
+		if (xe->preload[0])
+			setenv("LD_PRELOAD", xe->preload, 1);
+		else
+			unsetenv("LD_PRELOAD");
 		ext_exec_cmd(xe->cmd, xe->shell);
 		_exit(127);
 	}
@@ -777,7 +789,14 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 		if (li < x->nline)
 			x->line[li].fault = inj != NULL;
 		const long long at = (long long)(xe->now_ms + XE_T0);
-		if ((inj ? xe_send(xe, o->w, "go %u %lld %s", p.id, at, inj) : xe_send(xe, o->w, "go %u %lld", p.id, at)) != 0)
+		/* kill(PID, 0) of a virtual pid (the C seam): ESRCH once that worker is dead */
+		const char *ans = inj;
+		if (!ans && !strcmp(p.call, "kill")) {
+			long v = strtol(p.path[0], NULL, 10) - 2000;
+			if (v >= 0 && v < (long)xe->n && xe->w[v].stopped)
+				ans = "ESRCH";
+		}
+		if ((ans ? xe_send(xe, o->w, "go %u %lld %s", p.id, at, ans) : xe_send(xe, o->w, "go %u %lld", p.id, at)) != 0)
 			return xe_fail(x, "w%u: cannot write to the adapter", o->w);
 		/* the result comes first, then its events */
 		struct xe_worker *sw = s;
@@ -803,8 +822,11 @@ static int xe_loop(struct xext *xe, xchoose choose, void *ctx, struct xe_exec *x
 			snprintf(l->text + k, sizeof l->text - k, "%s%s", res, tail);
 			int mut = ok && strcmp(p.call, "stat") && strcmp(p.call, "lstat") && strcmp(p.call, "fstat") &&
 				  strcmp(p.call, "readFile") && strcmp(p.call, "access") && strcmp(p.call, "readdir") &&
-				  strcmp(p.call, "realpath") && strcmp(p.call, "read") && strcmp(p.call, "close");
+				  strcmp(p.call, "realpath") && strcmp(p.call, "read") && strcmp(p.call, "close") &&
+				  strcmp(p.call, "kill");
 			l->mutates |= (uint8_t)mut;
+			/* a dead holder's pid: the staleness the library then acts on */
+			l->mutates |= (uint8_t)(!strcmp(p.call, "kill") && !strcmp(sw->done, "ESRCH"));
 		}
 		/* a torn write made its file all the same */
 		xe_objects(xe, o->w, &p, ok || (o->kind == XK_SHORT && !strcmp(sw->done, "ENOSPC")) ||

@@ -92,6 +92,7 @@ struct xext {
 	char cmd[PATH_MAX];
 	int shell;
 	char pylib[PATH_MAX + 32]; /* adapters/lib/pyexplore: Python's seam (sitecustomize) */
+	char preload[PATH_MAX];    /* liblockstorm_explore.so: a C adapter's seam ("seam": "preload"), or "" */
 	struct rundir xrd;       /* our work directory, marked and locked (run/rundir.h) */
 	char xdir[PATH_MAX];     /* its path */
 	char store[PATH_MAX + 16];

@@ -158,13 +158,13 @@ EXT_OPS(ext_exec_ops, "exec", "--exec CMD: any program that speaks the worker pr
 	exec_params, LOCK_AGE_BY_DIR);
 
 const struct ext_adapter ext_adapters[] = {
-	{ "flock1", "flock1/run", &ext_flock1_ops, 0, 0 },
-	{ "proper-lockfile", "proper-lockfile/run", &ext_proper_lockfile_ops, 1, 0 },
-	{ "npm-lockfile", "npm-lockfile/run", &ext_npm_lockfile_ops, 1, 0 },
-	{ "py-filelock", "py-filelock/run", &ext_py_filelock_ops, 0, 0 },
-	{ "liblockfile", "liblockfile/run", &ext_liblockfile_ops, 1, 0 },
-	{ "exec", NULL, &ext_exec_ops, 1, 0 },
-	{ NULL, NULL, NULL, 0, 0 },
+	{ "flock1", "flock1/run", &ext_flock1_ops, 0, 0, EXT_SEAM_HELPER },
+	{ "proper-lockfile", "proper-lockfile/run", &ext_proper_lockfile_ops, 1, 0, EXT_SEAM_HELPER },
+	{ "npm-lockfile", "npm-lockfile/run", &ext_npm_lockfile_ops, 1, 0, EXT_SEAM_HELPER },
+	{ "py-filelock", "py-filelock/run", &ext_py_filelock_ops, 0, 0, EXT_SEAM_HELPER },
+	{ "liblockfile", "liblockfile/run", &ext_liblockfile_ops, 1, 0, EXT_SEAM_PRELOAD },
+	{ "exec", NULL, &ext_exec_ops, 1, 0, EXT_SEAM_HELPER },
+	{ NULL, NULL, NULL, 0, 0, 0 },
 };
 
 /* Fill ops as the tables above are filled. */
@@ -201,6 +201,7 @@ static int ext_user_add(const char *dir, const char *name)
 	a->ops = ops;
 	a->stale = m.stale;
 	a->workloads = m.workloads;
+	a->seam = m.seam;
 	free(m.name);
 	ext_nuser++;
 	return 0;

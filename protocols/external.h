@@ -24,7 +24,10 @@ struct ext_adapter {
 	const struct lock_ops *ops;
 	int stale;                  /* 1: stale_ms is the implementation's stale age; 0: nominal only */
 	unsigned workloads;         /* 1 update, 2 hold; 0: both (the built-in table) */
+	int seam;                   /* explore's seam: EXT_SEAM_HELPER (the language's helper puts
+	                               itself in) or EXT_SEAM_PRELOAD (liblockstorm_explore.so) */
 };
+enum { EXT_SEAM_HELPER, EXT_SEAM_PRELOAD };
 
 extern const struct ext_adapter ext_adapters[]; /* terminated by a {NULL} entry */
 extern const struct lock_ops ext_exec_ops;
@@ -55,6 +58,7 @@ struct ext_manifest {
 	struct param *params;       /* terminated by a {NULL} entry */
 	int stale;                  /* "stale": "stale_ms" */
 	unsigned workloads;         /* 1 update, 2 hold */
+	int seam;                   /* "seam": "preload" (EXT_SEAM_PRELOAD), else EXT_SEAM_HELPER */
 };
 /* DIR/NAME/adapter.json: 0, or -1 (absent, or refused: ext_manifest_error() says why). */
 int ext_manifest_read(const char *dir, const char *name, struct ext_manifest *m);

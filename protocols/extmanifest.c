@@ -9,6 +9,10 @@
  *     "run": "run",                           the executable, inside the directory
  *     "stale": "stale_ms" | "never",          the library's stale age, or none
  *     "workloads": ["update", "hold"],
+ *     "seam": "preload",                      optional: how explore sees the library's
+ *                                             calls: "helper" (the default: the Node or
+ *                                             Python helper), "preload" (a C program:
+ *                                             liblockstorm_explore.so on LD_PRELOAD)
  *     "params": [ { "name": "stale_ms", "unit": "ms", "default": 10000, "help": "..." },
  *                 { "name": "wait_ms", "unit": "ms", "default": 10000, "help": "..." },
  *                 { "name": "retries", "unit": "count", "default": 5, "help": "..." },
@@ -105,6 +109,7 @@ int ext_manifest_parse(const char *path, const char *dir, const char *name, stru
 	int rc = -1;
 	const char *nm = ext_str(root, "name"), *origin = ext_str(root, "origin"), *summary = ext_str(root, "summary");
 	const char *rn = ext_str(root, "run"), *stale = ext_str(root, "stale");
+	json_t *seam = json_object_get(root, "seam");
 	json_t *params = json_object_get(root, "params"), *wl = json_object_get(root, "workloads");
 	if (!json_is_object(root) || !nm || strcmp(nm, name) || !ext_name_ok(nm)) {
 		ext_bad(path, "\"name\" must be the directory's name ([a-z0-9-]+)");
@@ -116,6 +121,11 @@ int ext_manifest_parse(const char *path, const char *dir, const char *name, stru
 	}
 	if (!stale || (strcmp(stale, "never") && strcmp(stale, "stale_ms"))) {
 		ext_bad(path, "\"stale\" must be \"stale_ms\" or \"never\"");
+		goto out;
+	}
+	if (seam && (!json_is_string(seam) || (strcmp(json_string_value(seam), "helper") &&
+						  strcmp(json_string_value(seam), "preload")))) {
+		ext_bad(path, "\"seam\" must be \"helper\" or \"preload\"");
 		goto out;
 	}
 	size_t np = json_array_size(params);
@@ -188,6 +198,7 @@ int ext_manifest_parse(const char *path, const char *dir, const char *name, stru
 	m->params = pt;
 	m->stale = !strcmp(stale, "stale_ms");
 	m->workloads = wmask;
+	m->seam = seam && !strcmp(json_string_value(seam), "preload") ? EXT_SEAM_PRELOAD : EXT_SEAM_HELPER;
 	rc = 0;
 out:
 	json_decref(root);

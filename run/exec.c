@@ -69,7 +69,12 @@ static int shim_kind(enum fault_kind k)
  * (the binary in PREFIX/bin), or LOCKSTORM_PRELOAD. */
 int exec_find_shim(char *out, size_t len)
 {
-	const char *env = getenv("LOCKSTORM_PRELOAD");
+	return exec_find_lib("LOCKSTORM_PRELOAD", PRELOAD_LIB_NAME, out, len);
+}
+
+int exec_find_lib(const char *envname, const char *name, char *out, size_t len)
+{
+	const char *env = getenv(envname);
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
 		return access(out, R_OK);
@@ -82,10 +87,10 @@ int exec_find_shim(char *out, size_t len)
 	char *slash = strrchr(self, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(out, len, "%s/%s", slash ? self : ".", PRELOAD_LIB_NAME);
+	snprintf(out, len, "%s/%s", slash ? self : ".", name);
 	if (access(out, R_OK) == 0)
 		return 0;
-	snprintf(out, len, "%s/../lib/lockstorm/%s", slash ? self : ".", PRELOAD_LIB_NAME);
+	snprintf(out, len, "%s/../lib/lockstorm/%s", slash ? self : ".", name);
 	return access(out, R_OK);
 }
 

@@ -17,6 +17,9 @@ int exec_main(int argc, char **argv);
 /* The path of liblockstorm_preload.so (LOCKSTORM_PRELOAD, else next to
  * /proc/self/exe) in out: 0 when it is readable, else -1 with errno. */
 int exec_find_shim(char *out, size_t len);
+/* The same for any of lockstorm's libraries: $ENV, else NAME next to
+ * /proc/self/exe, else in ../lib/lockstorm/ (an install). */
+int exec_find_lib(const char *env, const char *name, char *out, size_t len);
 
 #ifdef __cplusplus
 }

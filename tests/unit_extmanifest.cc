@@ -24,6 +24,7 @@ TEST(ExtManifest, BuiltInManifestsMatchTheirTables)
 		EXPECT_STREQ(m->ops->origin, a->ops->origin) << a->name;
 		EXPECT_STREQ(m->ops->summary, a->ops->summary) << a->name;
 		EXPECT_EQ(m->stale, a->stale) << a->name;
+		EXPECT_EQ(m->seam, a->seam) << a->name;
 		int n = param_count(a->ops->params);
 		ASSERT_EQ(param_count(m->ops->params), n) << a->name;
 		for (int i = 0; i < n; i++) {
@@ -57,6 +58,8 @@ TEST(ExtManifest, BadManifestsAreRefusedWithTheReason)
 		  "must have stale_ms and wait_ms" },
 		{ "{\"name\":\"bad\",\"run\":\"run\",\"stale\":\"never\",\"workloads\":[\"update\"],"
 		  "\"params\":[{\"name\":\"stale_ms\",\"unit\":\"ms\",\"default\":-1}]}", "a whole \"default\" >= 0" },
+		{ "{\"name\":\"bad\",\"run\":\"run\",\"stale\":\"never\",\"seam\":\"ptrace\"}",
+		  "\"seam\" must be \"helper\" or \"preload\"" },
 	};
 	setenv("LOCKSTORM_ADAPTERS", d.path.c_str(), 1);
 	for (auto &c : cases) {
