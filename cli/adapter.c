@@ -37,6 +37,7 @@ static const char manifest_fmt[] =
 	"  \"summary\": \"external: %s\",\n"
 	"  \"run\": \"run\",\n"
 	"  \"stale\": \"never\",\n"
+	"%s"
 	"  \"workloads\": [\"update\", \"hold\"],\n"
 	"  \"params\": [\n"
 	"    { \"name\": \"stale_ms\", \"unit\": \"ms\", \"default\": 10000,\n"
@@ -280,7 +281,9 @@ static int adapter_new(const char *name, const char *lang, const char *dir)
 		return errno == EEXIST || errno == ENOENT ? 2 : 3;
 	}
 	static char text[8192];
-	snprintf(text, sizeof text, manifest_fmt, name, name, node ? "a Node adapter" : c ? "a C adapter" : "a Python adapter");
+	/* a C adapter explores through the preload seam (adapters/lib/lsexplore.c) */
+	snprintf(text, sizeof text, manifest_fmt, name, name, node ? "a Node adapter" : c ? "a C adapter" : "a Python adapter",
+		 c ? "  \"seam\": \"preload\",\n" : "");
 	snprintf(p, sizeof p, "%s/adapter.json", top);
 	if (adapter_write(p, text, 0644) != 0)
 		goto out_fail;

@@ -40,6 +40,7 @@ TEST(Install, LaysOutTheFiles)
 {
 	const std::string &p = prefix();
 	for (const char *f : { "bin/lockstorm", "lib/lockstorm/liblockstorm_preload.so",
+			       "lib/lockstorm/liblockstorm_explore.so",
 			       "share/lockstorm/reports/report.py", "share/lockstorm/reports/lsdata.py",
 			       "share/lockstorm/reports/merge.py", "share/lockstorm/reports/nightlib.py",
 			       "share/lockstorm/scenarios/empty-record-lock.scenario",
@@ -65,6 +66,11 @@ TEST(Install, TheInstalledBinaryNeedsNoSourceTree)
 	if (exists(BUILD + "/adapters/ls_adapter_liblockfile")) {
 		r = elsewhere(d, p + "/bin/lockstorm run -p ext:liblockfile -n 2 --ops 20 -q");
 		EXPECT_EQ(r.status, 0) << r.out << r.err;
+		/* and explored through the C seam, PREFIX/lib/lockstorm/liblockstorm_explore.so */
+		r = elsewhere(d, "env -u LOCKSTORM_EXPLORE_PRELOAD " + p + "/bin/lockstorm explore -p ext:liblockfile -n 2 "
+				 "--ops 2 --schedules 3 --time-budget 30m -q -o " + d.sub("xout"));
+		EXPECT_EQ(r.status, 0) << r.out << r.err;
+		EXPECT_NE(r.out.find("no violation: 3 schedules"), std::string::npos) << r.out;
 	}
 	/* the preload shim from PREFIX/lib/lockstorm */
 	r = elsewhere(d, p + "/bin/lockstorm exec --fault errno@fs/mkdir:err=EPERM -- mkdir " + d.sub("x"));

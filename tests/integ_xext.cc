@@ -1,7 +1,8 @@
 /*
  * integ_xext.cc - `lockstorm explore -p ext:NAME` and `lockstorm replay` of
  * its counterexamples: the real libraries under the step scheduler
- * (explore/xext*.c, adapters/lib/lsexplore.js, adapters/lib/pyexplore).
+ * (explore/xext*.c, adapters/lib/lsexplore.js, adapters/lib/pyexplore, and
+ * for C adapters the preload seam adapters/lib/lsexplore*.c).
  *
  * Fixed seeds and kept counterexamples, no timing: a kept counterexample
  * must replay to the same steps and the same violation every time; a
@@ -317,4 +318,98 @@ TEST(IntegXext, MixedFleetIsRefused)
 	CmdResult r = run_cmd(BIN + " explore -p ext:flock1,mkdir-owner -n 2 --ops 1");
 	EXPECT_EQ(r.status, 2) << r.out << r.err;
 	EXPECT_NE(r.err.find("one external adapter at a time"), std::string::npos) << r.err;
+}
+
+/* ---- C adapters, through the preload seam (liblockstorm_explore.so) ---- */
+
+static std::string liblockfile_missing()
+{
+	const std::string bin = BIN.substr(0, BIN.rfind('/')) + "/adapters/ls_adapter_liblockfile";
+	return access(bin.c_str(), X_OK) == 0 ? "" : "ls_adapter_liblockfile (liblockfile-dev)";
+}
+
+/* liblockfile's calls are steps: its 2 x 2 search runs its schedules (it
+ * used to hang: "adapter hung"), keeps every invariant (a live holder's pid
+ * keeps its lock valid, a stall included), and the same seed gives the same
+ * schedules, step for step. */
+TEST(IntegXext, LiblockfileExploresThroughThePreloadSeam)
+{
+	std::string why = liblockfile_missing();
+	if (!why.empty())
+		GTEST_SKIP() << why << " is not built";
+	std::string trace[2];
+	for (int i = 0; i < 2; i++) {
+		ScratchDir d;
+		CmdResult r = run_cmd("LOCKSTORM_XEXT_TRACE=1 " + BIN + " explore -p ext:liblockfile -n 2 --ops 2 -s 1 "
+				      "--schedules 20 --time-budget 30m -q --dir " + d.path + " -o " + d.sub("out"));
+		ASSERT_EQ(r.status, 0) << r.out << r.err;
+		EXPECT_NE(r.out.find("no violation: 20 schedules"), std::string::npos) << r.out;
+		trace[i] = r.err;
+	}
+	/* the library's own calls, with the seam's virtual pid and host in the temp name */
+	EXPECT_GT(lines_with(trace[0], "liblockfile link .lk020000lockstorm state.json.lock: ok"), 0) << trace[0];
+	EXPECT_GT(lines_with(trace[0], "liblockfile kill 200"), 0) << trace[0];
+	EXPECT_GT(lines_with(trace[0], "the clock moves"), 0) << trace[0]; /* sleep(5) waits on the virtual clock */
+	EXPECT_GT(lines_with(trace[0], "is frozen"), 0) << trace[0];
+	EXPECT_EQ(trace[0], trace[1]);
+}
+
+/* The kept check-then-unlink race: w0 dies holding the lock (a crash
+ * choice); w1 and w2 both read its pid, both find it dead (kill: ESRCH), w1
+ * unlinks the dead lock and takes a fresh one, and w2's unlink by name
+ * removes w1's.  It replays to the same steps and violation every time. */
+TEST(IntegXext, LiblockfileKeptStaleRaceReplaysExactly)
+{
+	std::string why = liblockfile_missing();
+	if (!why.empty())
+		GTEST_SKIP() << why << " is not built";
+	for (int i = 0; i < 3; i++) {
+		ScratchDir d;
+		CmdResult r = run_cmd(BIN + " replay --dir " + d.path + " " + kept("liblockfile"));
+		ASSERT_EQ(r.status, 1) << r.out << r.err;
+		EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("w0 is killed (SIGKILL) before liblockfile"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("w1 liblockfile kill 2000: ESRCH"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("w2 liblockfile kill 2000: ESRCH"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("w2 liblockfile unlink state.json.lock: ok"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("violated: own-release: w2 removed the lock object w1 created"), std::string::npos)
+			<< r.out;
+		EXPECT_EQ(r.out.find("DIVERGED"), std::string::npos) << r.out;
+	}
+}
+
+/* The search reaches it (seed 1, its first schedule) with crashes asked
+ * for, and its file replays; without crashes' ESRCH, the same schedule is
+ * no race (teeth: a worker that never dies keeps its lock valid). */
+TEST(IntegXext, ExploreFindsLiblockfileStaleRace)
+{
+	std::string why = liblockfile_missing();
+	if (!why.empty())
+		GTEST_SKIP() << why << " is not built";
+	ScratchDir d;
+	const std::string cmd = BIN + " explore -p ext:liblockfile -n 3 --ops 2 -s 1 --schedules 1 --time-budget 30m "
+			        "--max-stalls 0 --no-shrink -q --dir " + d.path + " -o " + d.sub("out");
+	CmdResult r = run_cmd(cmd + " --max-crashes 1");
+	ASSERT_EQ(r.status, 1) << r.out << r.err;
+	EXPECT_NE(r.out.find("own-release violated"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("liblockfile kill 2000: ESRCH"), std::string::npos) << r.out;
+	CmdResult p = run_cmd(BIN + " replay --dir " + d.path + " " + d.sub("out/cex-1.json"));
+	EXPECT_EQ(p.status, 1) << p.out << p.err;
+	EXPECT_NE(p.out.find("steps: the same "), std::string::npos) << p.out;
+	r = run_cmd(cmd);
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+/* A C adapter from `lockstorm adapter new --lang c` explores through the
+ * seam too (its manifest says "seam": "preload"): its flock(2) lock keeps
+ * every invariant, crashes included (the kernel drops a dead holder's lock). */
+TEST(IntegXext, ACAdapterSkeletonIsExplorable)
+{
+	if (run_cmd("cc --version >/dev/null && pkg-config --exists jansson").status != 0)
+		GTEST_SKIP() << "no C compiler or libjansson-dev";
+	ScratchDir a;
+	CmdResult made = run_cmd(BIN + " adapter new my-c --lang c --dir " + a.path);
+	ASSERT_EQ(made.status, 0) << made.out << made.err;
+	EXPECT_NE(slurp(a.sub("my-c/adapter.json")).find("\"seam\": \"preload\""), std::string::npos);
+	a_choice_when_asked_for("my-c", 12, "--max-crashes 1", "is killed (SIGKILL) before my-c ", "--adapters " + a.path);
 }
