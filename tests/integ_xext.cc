@@ -378,6 +378,27 @@ TEST(IntegXext, LiblockfileKeptStaleRaceReplaysExactly)
 	}
 }
 
+/* The second race, with no crash: w0's check stats the lock just after its
+ * holder w2 released it (ENOENT: "invalid"), w2 takes a fresh one, and w0
+ * unlinks it by name; w1 then links its own beside w2 (exclusion). */
+TEST(IntegXext, LiblockfileKeptVanishedLockRaceReplaysExactly)
+{
+	std::string why = liblockfile_missing();
+	if (!why.empty())
+		GTEST_SKIP() << why << " is not built";
+	for (int i = 0; i < 3; i++) {
+		ScratchDir d;
+		CmdResult r = run_cmd(BIN + " replay --dir " + d.path + " " + kept("liblockfile-vanished"));
+		ASSERT_EQ(r.status, 1) << r.out << r.err;
+		EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("liblockfile stat state.json.lock: ENOENT"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("w0 liblockfile unlink state.json.lock: ok"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("violated: exclusion: w1 acquired 'lock'"), std::string::npos) << r.out;
+		EXPECT_EQ(r.out.find("killed"), std::string::npos) << r.out;
+		EXPECT_EQ(r.out.find("DIVERGED"), std::string::npos) << r.out;
+	}
+}
+
 /* The search reaches it (seed 1, its first schedule) with crashes asked
  * for, and its file replays; without crashes' ESRCH, the same schedule is
  * no race (teeth: a worker that never dies keeps its lock valid). */
