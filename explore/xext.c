@@ -281,8 +281,9 @@ static int xe_pump(struct xext *xe, struct xe_exec *x, unsigned w)
 			struct pollfd p = { s->ev, POLLIN, 0 };
 			int pr = poll(&p, 1, XE_REPLY_MS);
 			if (pr == 0)
-				return xe_fail(x, "w%u: adapter hung: no answer within %d ms (see %s/adapter-w%u.log)", w,
-					       XE_REPLY_MS, xe->xdir, w);
+				return xe_fail(x, "w%u: adapter hung: no answer within %d ms (see %s/adapter-w%u.log)%s", w,
+					       XE_REPLY_MS, xe->xdir, w, xe->preload[0] ? "" :
+					       "; a C adapter explores only with \"seam\": \"preload\" in its manifest");
 			if (pr < 0) {
 				if (errno == EINTR)
 					continue;
