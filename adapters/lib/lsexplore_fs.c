@@ -8,6 +8,15 @@
 
 /* ---- opens ---- */
 
+/* A descriptor opened outside the store: not ours, even if its number was
+ * (closed behind the seam's back, by fclose or a raw syscall). */
+static int se_fresh(int fd)
+{
+	if (se.on && fd >= 0)
+		se_untrack(fd);
+	return fd;
+}
+
 static int se_wants_mode(int flags)
 {
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
@@ -46,48 +55,48 @@ static int se_open(int dirfd, const char *p, int flags, mode_t mode)
 EXPORT int open(const char *p, int flags, ...)
 {
 	OPEN_MODE(flags);
-	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, mode) : REAL(open)(p, flags, mode);
+	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, mode) : se_fresh(REAL(open)(p, flags, mode));
 }
 
 EXPORT int open64(const char *p, int flags, ...)
 {
 	OPEN_MODE(flags);
-	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, mode) : REAL(open64)(p, flags, mode);
+	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, mode) : se_fresh(REAL(open64)(p, flags, mode));
 }
 
 EXPORT int openat(int dirfd, const char *p, int flags, ...)
 {
 	OPEN_MODE(flags);
-	return se_in_store(dirfd, p) ? se_open(dirfd, p, flags, mode) : REAL(openat)(dirfd, p, flags, mode);
+	return se_in_store(dirfd, p) ? se_open(dirfd, p, flags, mode) : se_fresh(REAL(openat)(dirfd, p, flags, mode));
 }
 
 EXPORT int openat64(int dirfd, const char *p, int flags, ...)
 {
 	OPEN_MODE(flags);
-	return se_in_store(dirfd, p) ? se_open(dirfd, p, flags, mode) : REAL(openat64)(dirfd, p, flags, mode);
+	return se_in_store(dirfd, p) ? se_open(dirfd, p, flags, mode) : se_fresh(REAL(openat64)(dirfd, p, flags, mode));
 }
 
 EXPORT int __open_2(const char *p, int flags);
 EXPORT int __open_2(const char *p, int flags)
 {
-	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, 0) : REAL(__open_2)(p, flags);
+	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, 0) : se_fresh(REAL(__open_2)(p, flags));
 }
 
 EXPORT int __open64_2(const char *p, int flags);
 EXPORT int __open64_2(const char *p, int flags)
 {
-	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, 0) : REAL(__open64_2)(p, flags);
+	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, flags, 0) : se_fresh(REAL(__open64_2)(p, flags));
 }
 
 EXPORT int creat(const char *p, mode_t mode)
 {
-	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, O_WRONLY | O_CREAT | O_TRUNC, mode) : REAL(creat)(p, mode);
+	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, O_WRONLY | O_CREAT | O_TRUNC, mode) : se_fresh(REAL(creat)(p, mode));
 }
 
 EXPORT int creat64(const char *p, mode_t mode)
 {
 	return se_in_store(AT_FDCWD, p) ? se_open(AT_FDCWD, p, O_WRONLY | O_CREAT | O_TRUNC, mode)
-					: REAL(creat64)(p, mode);
+					: se_fresh(REAL(creat64)(p, mode));
 }
 
 /* stdio's open: a step; what stdio then reads and writes is libc's own I/O. */
