@@ -218,19 +218,28 @@ EXPORT ssize_t pwrite(int fd, const void *b, size_t n, off_t off)
 /* write(2) as a step the explorer may tear: `short-write` (the first
  * SE_TEAR bytes land, then ENOSPC) or `split-write` (they land; the rest is
  * a step of its own, and the call returns once it is written). */
+/* The real write of N bytes, stamped with the virtual time when it landed;
+ * *ERR its errno (0: none). */
+static ssize_t se_write_real(int fd, const char *b, size_t n, int *err)
+{
+	se.busy = 1;
+	ssize_t r = REAL(write)(fd, b, n);
+	*err = r < 0 ? errno : 0;
+	se.busy = 0;
+	if (r >= 0)
+		se_stamp_at(AT_FDCWD, NULL, fd);
+	return r;
+}
+
 static ssize_t se_write(int fd, const char *b, size_t n, int rest)
 {
 	unsigned k;
 	char word[32];
+	int err;
 	if (se_begin("write", se.fdp[fd], NULL, rest, &k, word, sizeof word) != 0)
 		return -1;
 	if (word[0] && n > SE_TEAR) {
-		se.busy = 1;
-		ssize_t r = REAL(write)(fd, b, SE_TEAR);
-		int err = r < 0 ? errno : 0;
-		se.busy = 0;
-		if (r >= 0)
-			se_stamp_at(AT_FDCWD, NULL, fd);
+		ssize_t r = se_write_real(fd, b, SE_TEAR, &err);
 		if (r < 0) {
 			se_end(k, r, err);
 			return -1;
@@ -244,12 +253,7 @@ static ssize_t se_write(int fd, const char *b, size_t n, int rest)
 		ssize_t more = se_write(fd, b + r, n - (size_t)r, 1);
 		return more < 0 ? -1 : r + more;
 	}
-	se.busy = 1;
-	ssize_t r = REAL(write)(fd, b, n);
-	int err = r < 0 ? errno : 0;
-	se.busy = 0;
-	if (r >= 0)
-		se_stamp_at(AT_FDCWD, NULL, fd);
+	ssize_t r = se_write_real(fd, b, n, &err);
 	se_end(k, r, err);
 	return r;
 }
