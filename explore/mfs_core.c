@@ -19,6 +19,18 @@
 #include "../faults/fsx_seam.h"
 
 struct mfs_shm *mfs_m;
+
+static int yields; /* this process is a worker under the scheduler: a listing may take several steps */
+
+void mfs_attach_yield(int on)
+{
+	yields = on;
+}
+
+int mfs_yields(void)
+{
+	return yields;
+}
 int mfs_slot = MFS_SLOTS - 1;
 int mfs_wrong_rule;
 
@@ -293,7 +305,7 @@ static int pending_fail(const struct walk *w, int fsop, int neg)
 
 /* ---- the calls ---- */
 
-static int m_mkdir(const char *path, mode_t mode)
+int mfs_op_mkdir(const char *path, mode_t mode)
 {
 	struct walk w;
 	int r = mfs_walk(path, &w);
@@ -327,7 +339,7 @@ static int m_mkdir(const char *path, mode_t mode)
  * mount itself; unlike the mount it can be removed (a sweep) and made again. */
 int mfs_make_store(const char *path)
 {
-	if (m_mkdir(path, 0755) != 0)
+	if (mfs_op_mkdir(path, 0755) != 0)
 		return -1;
 	struct walk w;
 	if (mfs_walk(path, &w) != 0 || w.node < 0)
@@ -363,7 +375,7 @@ static void remove_dir_entry(int dent, int k)
 	mfs_inode_maybe_free(k);
 }
 
-static int m_rmdir(const char *path)
+int mfs_op_rmdir(const char *path)
 {
 	struct walk w;
 	int r = mfs_walk(path, &w);
@@ -449,7 +461,7 @@ void mfs_ofd_release(int o)
 	mfs_inode_maybe_free(k);
 }
 
-static int m_open(const char *path, int flags, mode_t mode)
+int mfs_op_open(const char *path, int flags, mode_t mode)
 {
 	struct walk w;
 	int r = mfs_walk(path, &w);
@@ -505,7 +517,7 @@ static int m_open(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
-static int m_close(int fd)
+int mfs_op_close(int fd)
 {
 	if (fd < MFS_FD_BASE)
 		return close(fd);
@@ -517,7 +529,7 @@ static int m_close(int fd)
 	return 0;
 }
 
-static int m_link(const char *from, const char *to)
+int mfs_op_link(const char *from, const char *to)
 {
 	struct walk a, b;
 	int r = mfs_walk(from, &a); /* the source first: its ENOENT wins */
@@ -542,7 +554,7 @@ static int m_link(const char *from, const char *to)
 	return 0;
 }
 
-static int m_unlink(const char *path)
+int mfs_op_unlink(const char *path)
 {
 	struct walk w;
 	int r = mfs_walk(path, &w);
@@ -578,7 +590,7 @@ static int is_ancestor(int a, int d)
 	return 0;
 }
 
-static int m_rename(const char *from, const char *to)
+int mfs_op_rename(const char *from, const char *to)
 {
 	struct walk a, b;
 	int r = mfs_walk(from, &a);
@@ -740,7 +752,7 @@ static int statx_at(int dirfd, const char *path, int flags, unsigned mask, struc
 	return 0;
 }
 
-static int m_statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
+int mfs_op_statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
 {
 	return statx_at(dirfd, path, flags, mask, sx, 1);
 }
@@ -762,7 +774,7 @@ static void statx_to_stat(const struct statx *sx, struct stat *st)
 	st->st_ctim.tv_nsec = sx->stx_ctime.tv_nsec;
 }
 
-static int m_stat(const char *path, struct stat *st)
+int mfs_op_stat(const char *path, struct stat *st)
 {
 	const char *rel;
 	if (strip_mount(path, &rel))
@@ -774,15 +786,15 @@ static int m_stat(const char *path, struct stat *st)
 	return 0;
 }
 
-static int m_lstat(const char *path, struct stat *st)
+int mfs_op_lstat(const char *path, struct stat *st)
 {
 	const char *rel;
 	if (strip_mount(path, &rel))
 		return lstat(path, st);
-	return m_stat(path, st); /* no symbolic links in the model */
+	return mfs_op_stat(path, st); /* no symbolic links in the model */
 }
 
-static int m_access(const char *path, int mode)
+int mfs_op_access(const char *path, int mode)
 {
 	(void)mode;
 	struct walk w;
@@ -796,7 +808,7 @@ static int m_access(const char *path, int mode)
 	return pending(&w) ? pending_fail(&w, FSX_STAT, -EPERM) : 0;
 }
 
-static ssize_t m_read(int fd, void *buf, size_t len)
+ssize_t mfs_op_read(int fd, void *buf, size_t len)
 {
 	if (fd < MFS_FD_BASE)
 		return read(fd, buf, len);
@@ -839,7 +851,7 @@ static ssize_t put(int k, const void *buf, size_t len, int64_t off)
 	return (ssize_t)len;
 }
 
-static ssize_t m_write(int fd, const void *buf, size_t len)
+ssize_t mfs_op_write(int fd, const void *buf, size_t len)
 {
 	if (fd < MFS_FD_BASE)
 		return write(fd, buf, len);
@@ -857,7 +869,7 @@ static ssize_t m_write(int fd, const void *buf, size_t len)
 	return r;
 }
 
-static ssize_t m_pwrite(int fd, const void *buf, size_t len, off_t off)
+ssize_t mfs_op_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	if (fd < MFS_FD_BASE)
 		return pwrite(fd, buf, len, off);
@@ -873,7 +885,7 @@ static ssize_t m_pwrite(int fd, const void *buf, size_t len, off_t off)
 	return put(f->node, buf, len, f->append ? mfs_m->node[f->node].size : off);
 }
 
-static int m_ftruncate(int fd, off_t len)
+int mfs_op_ftruncate(int fd, off_t len)
 {
 	if (fd < MFS_FD_BASE)
 		return ftruncate(fd, len);
@@ -912,7 +924,7 @@ static void set_times(int k, const struct timespec ts[2])
 	n->ctime = now;
 }
 
-static int m_utimensat(int dirfd, const char *path, const struct timespec ts[2], int flags)
+int mfs_op_utimensat(int dirfd, const char *path, const struct timespec ts[2], int flags)
 {
 	(void)flags;
 	if (dirfd != AT_FDCWD && (!path || path[0] != '/'))
@@ -929,7 +941,7 @@ static int m_utimensat(int dirfd, const char *path, const struct timespec ts[2],
 	return 0;
 }
 
-static int m_futimens(int fd, const struct timespec ts[2])
+int mfs_op_futimens(int fd, const struct timespec ts[2])
 {
 	if (fd < MFS_FD_BASE)
 		return futimens(fd, ts);
@@ -940,7 +952,7 @@ static int m_futimens(int fd, const struct timespec ts[2])
 	return 0;
 }
 
-static int m_flock(int fd, int op)
+int mfs_op_flock(int fd, int op)
 {
 	if (fd < MFS_FD_BASE)
 		return flock(fd, op);
@@ -976,34 +988,4 @@ static int m_flock(int fd, int op)
 	else
 		n->flock_sh++;
 	return 0;
-}
-
-static const struct fsx_backend backend = {
-	.mkdir = m_mkdir,
-	.rmdir = m_rmdir,
-	.open = m_open,
-	.close = m_close,
-	.link = m_link,
-	.unlink = m_unlink,
-	.rename = m_rename,
-	.stat = m_stat,
-	.lstat = m_lstat,
-	.statx = m_statx,
-	.access = m_access,
-	.opendir = mfs_opendir,
-	.readdir = mfs_readdir,
-	.closedir = mfs_closedir,
-	.read = m_read,
-	.write = m_write,
-	.pwrite = m_pwrite,
-	.fsync = mfs_fsync,
-	.ftruncate = m_ftruncate,
-	.utimensat = m_utimensat,
-	.futimens = m_futimens,
-	.flock = m_flock,
-};
-
-const struct fsx_backend *mfs_backend(void)
-{
-	return &backend;
 }

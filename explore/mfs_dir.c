@@ -24,18 +24,6 @@ struct mfs_dirh {
 	struct dirent de;
 };
 
-static int yields; /* this process is a worker under the scheduler: a listing may take several steps */
-
-void mfs_attach_yield(int on)
-{
-	yields = on;
-}
-
-int mfs_yields(void)
-{
-	return yields;
-}
-
 /* This process's model streams (a real DIR * is any other pointer). */
 static struct mfs_dirh *mine[8];
 
@@ -108,7 +96,7 @@ struct dirent *mfs_readdir(DIR *dp)
 	if (!is_mine(dp))
 		return readdir(dp);
 	struct mfs_dirh *h = (struct mfs_dirh *)dp;
-	if (h->calls++ && yields && mfs_m->p.readdir == MFS_RD_STEPS) {
+	if (h->calls++ && mfs_yields() && mfs_m->p.readdir == MFS_RD_STEPS) {
 		/* the listing goes on in a later step: others may create or remove meanwhile */
 		sched_result(0, 0);
 		sched_step(FSX_LIST, h->path, NULL);

@@ -102,13 +102,32 @@ void mfs_dent_free(int i);
 void mfs_inode_maybe_free(int k);
 void mfs_ino_take(int k);
 int64_t mfs_now(void);
+void mfs_attach_yield(int on);
+int mfs_yields(void); /* this process is a worker under the scheduler */
+/* the calls behind the seam (mfs_backend.c's table) */
+int mfs_op_mkdir(const char *path, mode_t mode);
+int mfs_op_rmdir(const char *path);
+int mfs_op_open(const char *path, int flags, mode_t mode);
+int mfs_op_close(int fd);
+int mfs_op_link(const char *from, const char *to);
+int mfs_op_unlink(const char *path);
+int mfs_op_rename(const char *from, const char *to);
+int mfs_op_statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx);
+int mfs_op_stat(const char *path, struct stat *st);
+int mfs_op_lstat(const char *path, struct stat *st);
+int mfs_op_access(const char *path, int mode);
+ssize_t mfs_op_read(int fd, void *buf, size_t len);
+ssize_t mfs_op_write(int fd, const void *buf, size_t len);
+ssize_t mfs_op_pwrite(int fd, const void *buf, size_t len, off_t off);
+int mfs_op_ftruncate(int fd, off_t len);
+int mfs_op_utimensat(int dirfd, const char *path, const struct timespec ts[2], int flags);
+int mfs_op_futimens(int fd, const struct timespec ts[2]);
+int mfs_op_flock(int fd, int op);
 
 /* mfs_dir.c */
 DIR *mfs_opendir(const char *path);
 struct dirent *mfs_readdir(DIR *d);
 int mfs_closedir(DIR *d);
 int mfs_fsync(int fd);
-void mfs_attach_yield(int on);
-int mfs_yields(void); /* this process is a worker under the scheduler */
 
 #endif
