@@ -36,6 +36,7 @@ import sys
 if os.environ.get("LOCKSTORM_EXPLORE") == "1":
     import builtins
     import errno as _errno
+    import io
     import fcntl as _fcntl
     import subprocess as _subprocess
     import time as _time
@@ -212,21 +213,115 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
         setattr(os, name, w)
 
     _real["utime"] = os.utime
+    _real_fstat = os.fstat
     for _n, _k in (("open", 1), ("rename", 2), ("replace", 2), ("unlink", 1), ("remove", 1), ("mkdir", 1),
                    ("rmdir", 1), ("stat", 1), ("lstat", 1), ("utime", 1), ("link", 2)):
         _wrap(_n, _k)
     for _n in ("close", "read", "write", "fsync", "ftruncate", "fstat"):
         _wrap(_n, 1, fdcall=True)
 
+    # ---- file objects: their writes are os.write steps ----
     _open = builtins.open
+    _STORE = os.path.dirname(os.path.abspath(os.environ.get("LOCKSTORM_STATE")
+                                             or os.environ.get("LOCKSTORM_RESOURCE", "state.json")))
+
+    def _in_store(p):
+        """A path inside the store (LOCKSTORM_STATE's folder), as the C seam judges."""
+        try:
+            p = os.path.abspath(os.fsdecode(p))
+        except (TypeError, ValueError):
+            return False
+        return p == _STORE or p.startswith(_STORE + os.sep)
+
+    class _StepFileIO(io.FileIO):
+        """The raw layer of a file object opened for writing in the store: a
+        write(2) or ftruncate(2) it makes (f.write through its buffer, at a
+        flush, at a close that flushes, or when the buffer fills) is the
+        wrapped os.write / os.ftruncate, a step the explorer may tear; reads,
+        seeks and the close itself are FileIO's own, not steps, as before."""
+
+        def write(self, b):
+            if not self.writable():
+                raise io.UnsupportedOperation("File not open for writing")
+            fd = self.fileno()
+            if _fds.get(fd) is None:  # not ours (a dup2 over it, say): FileIO's own
+                return super().write(b)
+            return os.write(fd, bytes(b))
+
+        def truncate(self, size=None):
+            if not self.writable():
+                raise io.UnsupportedOperation("File not open for writing")
+            fd = self.fileno()
+            if size is None:
+                size = self.tell()
+            if _fds.get(fd) is None:
+                return super().truncate(size)
+            os.ftruncate(fd, size)
+            return size
+
+        def close(self):
+            fd = -1 if self.closed else self.fileno()
+            try:
+                super().close()
+            finally:
+                if fd >= 0:
+                    _fds.pop(fd, None)  # the number may be reused by a call outside the store
+
+    def _fopen(file, mode, buffering=-1, encoding=None, errors=None, newline=None, closefd=True, opener=None):
+        """io.open's layering (Lib/_pyio.py) over a _StepFileIO, so the file
+        object is the usual one: BufferedWriter/Reader/Random, TextIOWrapper."""
+        modes = set(mode)
+        if not isinstance(mode, str) or modes - set("axrwb+t") or len(mode) > len(modes):
+            return _open(file, mode, buffering, encoding, errors, newline, closefd, opener)  # its own error
+        text, binary, updating = "t" in modes, "b" in modes, "+" in modes
+        if text and binary or sum(c in modes for c in "rwax") != 1 or (binary and (encoding or errors or newline)):
+            return _open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        raw = _StepFileIO(file, "".join(c for c in "xrwa+" if c in modes), closefd, opener=opener)
+        _fds[raw.fileno()] = _show(file)
+        result = raw
+        try:
+            line_buffering = False
+            if buffering == 1 or buffering < 0 and raw.isatty():
+                buffering, line_buffering = -1, True
+            if buffering < 0:
+                buffering = io.DEFAULT_BUFFER_SIZE
+                try:
+                    bs = _real_fstat(raw.fileno()).st_blksize
+                except OSError:
+                    pass
+                else:
+                    if bs > 1:
+                        buffering = bs
+            if buffering == 0:
+                if binary:
+                    return result
+                raise ValueError("can't have unbuffered text I/O")
+            if updating:
+                result = io.BufferedRandom(raw, buffering)
+            elif "r" in modes:
+                result = io.BufferedReader(raw, buffering)
+            else:
+                result = io.BufferedWriter(raw, buffering)
+            if binary:
+                return result
+            result = io.TextIOWrapper(result, encoding, errors, newline, line_buffering)
+            result.mode = mode
+            return result
+        except BaseException:
+            result.close()
+            raise
 
     def _bopen(file, mode="r", *a, **kw):
         if isinstance(file, int):
             return _open(file, mode, *a, **kw)
+        writes = isinstance(mode, str) and any(c in mode for c in "wax+")
 
         def run():
-            f = _open(file, mode, *a, **kw)
-            if any(c in mode for c in "wax+"):
+            if writes and _in_store(file):
+                f = _fopen(file, mode, *a, **kw)
+            else:
+                f = _open(file, mode, *a, **kw)
+            if writes:
                 _stamp(file)
             return f
         return _step("open", [file], run)
