@@ -258,6 +258,27 @@ TEST(IntegXext, ATornInPlaceWriteIsCaughtAndReplaysPython)
 	torn_in_place_is_caught("torn-py");
 }
 
+/* The same write through a Python file object, open(STATE, "w").write(...)
+ * (torn-pyfile): the write(2) its close makes is a step the explorer tears.
+ * Before file objects wrote through the seam, the search found nothing. */
+TEST(IntegXext, ATornInPlaceWriteIsCaughtAndReplaysPythonFileObject)
+{
+	torn_in_place_is_caught("torn-pyfile");
+}
+
+/* The Python seam's file objects, against a fake explorer
+ * (tests/pyexplore_fileobj.py): a file opened for writing in the store
+ * writes through os.write, one step per write(2) its buffer makes (a flush,
+ * a close that flushes, an unbuffered write), tearable; text and binary
+ * modes, encodings, with blocks, read, seek, truncate, fileno and iteration
+ * behave as before; reads and a file outside the store are no steps. */
+TEST(IntegXext, PythonFileObjectsWriteThroughTheSeam)
+{
+	CmdResult r = run_cmd("/usr/bin/python3 " + SRC + "/tests/pyexplore_fileobj.py " + SRC + "/adapters/lib/pyexplore");
+	EXPECT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("ok 10 cases"), std::string::npos) << r.out << r.err;
+}
+
 TEST(IntegXext, ATornInPlaceWriteIsCaughtAndReplaysNode)
 {
 	if (run_cmd("node --version").status != 0)
