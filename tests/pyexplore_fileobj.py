@@ -9,7 +9,9 @@ or tear the one write a case names, and compare the child's steps and what
 it printed with what the case expects.  A write through a file object opened
 for writing in the store is a `write` step at the write(2) its buffer makes
 (a flush, a close that flushes, an unbuffered write); reads, seeks and a
-close with nothing to flush are not steps; the file object is the usual one.
+close with nothing to flush are not steps; the file object is the usual one;
+pathlib (io.open) and os.fdopen of a descriptor os.open opened in the store
+write through the seam too.
 Prints `ok N cases` and exits 0, or the first difference and exits 1."""
 import json
 import os
@@ -103,6 +105,22 @@ CASES = [
      "with open('../outside') as f: out['x'] = f.read()\n"
      "print(json.dumps(out, sort_keys=True))\n",
      ["open ../outside", "open ../outside"], {"x": "x"}, None, None),
+    ("pathlib: write_text and read_text (io.open)",
+     SETUP + "import pathlib\np = pathlib.Path('state.json')\nout['n'] = p.write_text('abc')\n"
+     "out['r'] = p.read_text()\nprint(json.dumps(out, sort_keys=True))\n",
+     ["open state.json", "write state.json", "open state.json"], {"n": 3, "r": "abc"}, None, "abc"),
+    ("os.fdopen of a descriptor os.open opened in the store",
+     SETUP + "fd = os.open('state.json', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n"
+     "with os.fdopen(fd, 'w') as f: f.write('xyz')\n"
+     "fd = os.open('state.json', os.O_RDONLY)\nout['r'] = os.read(fd, 10).decode()\nos.close(fd)\n"
+     "print(json.dumps(out, sort_keys=True))\n",
+     ["open state.json", "write state.json", "open state.json", "read state.json", "close state.json"],
+     {"r": "xyz"}, None, "xyz"),
+    ("closefd=False: the descriptor stays the helper's after the object's close",
+     SETUP + "fd = os.open('state.json', os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n"
+     "f = open(fd, 'wb', closefd=False)\nf.write(b'q')\nf.close()\nos.write(fd, b'r')\nos.close(fd)\n"
+     "print(json.dumps(out, sort_keys=True))\n",
+     ["open state.json", "write state.json", "write state.json", "close state.json"], {}, None, "qr"),
     ("a short write: the first 10 bytes land, the close raises ENOSPC (binary: no retry)",
      SETUP + "try:\n    with open('state.json', 'wb') as f: f.write(b'0123456789abcdefghij')\n"
      "except OSError as e: out['err'] = e.errno == 28\n"

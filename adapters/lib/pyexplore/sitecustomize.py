@@ -22,7 +22,11 @@ Python is synchronous: the process is quiet whenever it waits: for a grant,
 in a sleep (until the explorer's clock passes its end), or for its next op
 (reading stdin).  Wrapped: os.open/close/read/write/fsync/ftruncate (on
 descriptors it opened), os.rename/replace/unlink/remove/mkdir/rmdir/stat/
-lstat/fstat/utime/link, builtins.open, fcntl.flock (a blocking LOCK_EX polls
+lstat/fstat/utime/link, builtins.open and io.open (a file object opened for
+writing on a path in the store, LOCKSTORM_STATE's folder, or by os.fdopen on
+a descriptor os.open opened there, has a raw layer whose write(2) and
+ftruncate(2) are the wrapped os.write/os.ftruncate: steps, tearable, when the
+object's buffer makes them), fcntl.flock (a blocking LOCK_EX polls
 LOCK_NB every 10 ms of virtual time), time.time/monotonic/perf_counter (and
 _ns)/sleep, and subprocess.run of util-linux `flock [-E N] [-w S|-n|-u] FD`
 (flock(2) on that same inherited descriptor, made here: the tool itself
@@ -100,6 +104,7 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
 
     # ---- steps ----
     _real = {}
+    _store_fds = set()  # descriptors os.open opened in the store: os.fdopen of one writes through the seam
 
     def _show(p):
         if isinstance(p, int):
@@ -192,8 +197,11 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
                 r = real(*b, **kw)
                 if name == "open":
                     _fds[r] = _show(b[0])
+                    if _in_store(b[0]):
+                        _store_fds.add(r)
                 if name == "close":
                     _fds.pop(b[0], None)
+                    _store_fds.discard(b[0])
                 if name in _MUT:
                     if fdcall:
                         try:
@@ -260,12 +268,13 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
             return size
 
         def close(self):
-            fd = -1 if self.closed else self.fileno()
+            fd = -1 if self.closed or not self.closefd else self.fileno()
             try:
                 super().close()
             finally:
-                if fd >= 0:
-                    _fds.pop(fd, None)  # the number may be reused by a call outside the store
+                if fd >= 0:  # the number may be reused by a call outside the store
+                    _fds.pop(fd, None)
+                    _store_fds.discard(fd)
 
     def _fopen(file, mode, buffering=-1, encoding=None, errors=None, newline=None, closefd=True, opener=None):
         """io.open's layering (Lib/_pyio.py) over a _StepFileIO, so the file
@@ -278,6 +287,7 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
             return _open(file, mode, buffering, encoding, errors, newline, closefd, opener)
         raw = _StepFileIO(file, "".join(c for c in "xrwa+" if c in modes), closefd, opener=opener)
         _fds[raw.fileno()] = _show(file)
+        _store_fds.add(raw.fileno())
         result = raw
         try:
             line_buffering = False
@@ -312,9 +322,9 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
             raise
 
     def _bopen(file, mode="r", *a, **kw):
-        if isinstance(file, int):
-            return _open(file, mode, *a, **kw)
         writes = isinstance(mode, str) and any(c in mode for c in "wax+")
+        if isinstance(file, int):  # os.fdopen, tempfile: no call, but a store descriptor's writes are steps
+            return _fopen(file, mode, *a, **kw) if writes and file in _store_fds else _open(file, mode, *a, **kw)
 
         def run():
             if writes and _in_store(file):
@@ -326,6 +336,7 @@ if os.environ.get("LOCKSTORM_EXPLORE") == "1":
             return f
         return _step("open", [file], run)
     builtins.open = _bopen
+    io.open = _bopen  # pathlib's Path.open/write_text, os.fdopen and tempfile call io.open
 
     _flock = _fcntl.flock
 
