@@ -24,14 +24,14 @@ T = 1700000000000
 
 def run(lib, store, code, tear=None):
     """Run CODE under the seam; TEAR = (index of the write step, kind).
-    Returns (steps as 'CALL PATH...' strings, done results, child stdout)."""
+    Returns (steps as 'CALL PATH...' strings, their results, child stdout, exit status)."""
     ev_r, ev_w = os.pipe()
     env = dict(os.environ, LOCKSTORM_EXPLORE="1", PYTHONPATH=lib, LOCKSTORM_EVENT_FD=str(ev_w),
                LOCKSTORM_STATE=os.path.join(store, "state.json"), LOCKSTORM_WORKER="0")
     child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              env=env, cwd=store, pass_fds=(ev_w,))
     os.close(ev_w)
-    steps, done, writes, buf = [], [], 0, b""
+    steps, done, writes = [], [], 0
     with os.fdopen(ev_r, "rb") as ev:
         for line in ev:
             w = line.decode().split()
@@ -156,6 +156,10 @@ def main():
                 printed = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError):
                 print("FAIL %s: printed %r" % (name, out))
+                return 1
+            torn = {"short-write": "ENOSPC", "split-write": "part"}.get(tear[1]) if tear else None
+            if torn and torn not in done or not torn and set(done) != {"ok"}:
+                print("FAIL %s: results %s" % (name, done))
                 return 1
             if printed != want_out:
                 print("FAIL %s: printed %s, want %s" % (name, printed, want_out))
