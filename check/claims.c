@@ -8,7 +8,9 @@
  *     take recorded (a legal takeover); the lock itself is holds.c's;
  *   no-escaped-error: an error its `absorbs` claims say never reaches the
  *     caller did (the worker journals the claim's verdict with the error:
- *     EV_ACQUIRE_ERROR / EV_RELEASE_ERROR b = 1), and, for a protocol that
+ *     EV_ACQUIRE_ERROR / EV_RELEASE_ERROR b = 1; a claim is keyed by the
+ *     failing call and the path it named, c: the lock, an entry inside it,
+ *     another), and, for a protocol that
  *     claims to wait only for a live holder (LOCK_BUSY_MEANS_HELD), an
  *     attempt ended busy although nobody held, occupied or made any lock
  *     object from its start to its end (K-ML-3: a swept folder);
@@ -152,11 +154,12 @@ void ck_escaped(struct ck *c, unsigned w, const struct jrec *r)
 	const char *call = r->a - 1 == FSX_CALL_FSTAT			? "fstat"
 			   : r->a > 0 && r->a - 1 < FSX_OP_COUNT ? fsx_op_name((enum fsx_op)(r->a - 1))
 								   : "an unknown call";
+	const char *path = r->c > FSX_PATH_UNKNOWN && r->c < FSX_PATH_COUNT ? fsx_path_name((enum fsx_path)r->c) : "";
 	ck_violation(c, INV_NO_ESCAPED_ERROR, (int32_t)w, r->op, r->seq, -1, 0, 0,
-		     "w%u's %s (op %u, seq %llu) raised %s from %s, which the protocol claims to absorb "
+		     "w%u's %s (op %u, seq %llu) raised %s from %s%s%s, which the protocol claims to absorb "
 		     "(rule absorbed-errno; see lockstorm list protocols)",
 		     w, r->type == EV_RELEASE_ERROR ? "release" : "acquire", r->op, (unsigned long long)r->seq,
-		     en ? en : "an error", call);
+		     en ? en : "an error", call, *path ? " of " : "", path);
 }
 
 /* W's attempt ended busy at R. */

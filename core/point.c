@@ -26,6 +26,15 @@ const char *fsx_op_name(enum fsx_op op)
 	return slash ? slash + 1 : p;
 }
 
+const char *fsx_path_name(enum fsx_path p)
+{
+	static const char *const names[FSX_PATH_COUNT] = {
+		[FSX_PATH_UNKNOWN] = "", [FSX_PATH_LOCK] = "the lock",
+		[FSX_PATH_ENTRY] = "an entry inside the lock", [FSX_PATH_OTHER] = "another path",
+	};
+	return (unsigned)p < FSX_PATH_COUNT ? names[p] : "";
+}
+
 uint64_t point_hash(const char *name)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;

@@ -26,6 +26,19 @@ enum fsx_op {
 /* Which call failed (fsx_failed_call, the journal's acquire and release
  * errors): a stat of a descriptor, apart from FSX_STAT's stat of a path. */
 #define FSX_CALL_FSTAT FSX_OP_COUNT
+/* Which path a call named, seen from the lock (fsx_failed_path, the
+ * journal's acquire and release errors, a protocol's absorb claims): mkdir(L)
+ * and mkdir(L/entry) are one op but not one step (mkdir-owner's AT2 and AT3).
+ * UNKNOWN: no path (an unbound seam, a call that has none). */
+enum fsx_path {
+	FSX_PATH_UNKNOWN, /* in a claim: any path */
+	FSX_PATH_LOCK,    /* the lock path itself (<file>.lock) */
+	FSX_PATH_ENTRY,   /* a name directly inside it (mkdir-owner's owner-<pid>-<rand>) */
+	FSX_PATH_OTHER,   /* anything else: the folder, a tmp file, a sibling like .recovery */
+	FSX_PATH_COUNT
+};
+/* "the lock", "an entry inside the lock", "another path", "" for UNKNOWN. */
+const char *fsx_path_name(enum fsx_path p);
 /* "fs/mkdir", ... ("point" for FSX_POINT; "fs/?" out of range). */
 const char *fsx_op_point(enum fsx_op op);
 /* "mkdir", ...: the point without its "fs/". */

@@ -8,7 +8,7 @@
  *     the system call          errno saved at once
  *     [ownership bookkeeping]  create: note creator; remove: name whose it was
  *     [obj unlock]
- *     fsx_leave(op, r, err)    optional trace record
+ *     fsx_leave(op, r, err)    a failure's op and path (fsx_failed_call), optional trace record
  *
  * The ownership bookkeeping and the system call run under one arena mutex so
  * the pair is a single atomic step with respect to other workers' pairs: the
@@ -178,10 +178,13 @@ static inline void count_call(enum fsx_op op)
 static void fsx_leave_slow(enum fsx_op op, int r, int err);
 static int fsx_enter_slow(enum fsx_op op, const char *path);
 
+static const char *call_path; /* the path of the call under way (fsx_enter to fsx_leave) */
+
 /* Count the call and ask the plan; returns an errno to inject (0: go on). */
 static inline int fsx_enter(enum fsx_op op, const char *path)
 {
 	counts[op]++;
+	call_path = path;
 	if (__builtin_expect(++fsx_spin_calls >= fsx_spin_mark, 0))
 		fsx_spin_mark_reached();
 	if (__builtin_expect(fsx_fast[op], 1)) {
@@ -208,12 +211,14 @@ static int fsx_enter_slow(enum fsx_op op, const char *path)
 }
 
 static int last_fail_op = -1, last_fail_err; /* the last call that failed (no-escaped-error) */
+static enum fsx_path last_fail_path;         /* and which path it named */
 
 static inline void fsx_leave(enum fsx_op op, int r, int err)
 {
 	if (__builtin_expect(r < 0, 0)) {
 		last_fail_op = (int)op;
 		last_fail_err = err;
+		last_fail_path = fsx_path_role(call_path);
 	}
 	if (__builtin_expect(!fsx_fast[op], 0))
 		fsx_leave_slow(op, r, err);
@@ -232,10 +237,16 @@ int fsx_failed_call(int err)
 	return last_fail_err == err ? last_fail_op : -1;
 }
 
+enum fsx_path fsx_failed_path(int err)
+{
+	return last_fail_err == err && last_fail_op >= 0 ? last_fail_path : FSX_PATH_UNKNOWN;
+}
+
 void fsx_failure_clear(void)
 {
 	last_fail_op = -1;
 	last_fail_err = 0;
+	last_fail_path = FSX_PATH_UNKNOWN;
 }
 
 void fsx_mutex(unsigned index, int taken, int64_t stale_us)

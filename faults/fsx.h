@@ -97,6 +97,12 @@ void fsx_mutex(unsigned index, int taken, int64_t stale_us);
  * its lstat of the path is not one about its fstat (lockfile-legacy VL13 vs
  * VL15). */
 int fsx_failed_call(int err);
+/* And the path it named, seen from the bound lock path (core/point.h): the
+ * lock itself, an entry directly inside it, or another; UNKNOWN when no call
+ * failed with ERR, the call had no path (a descriptor's) or the seam is not
+ * bound.  mkdir-owner's mkdir(L) (AT2) and mkdir(L/entry) (AT3) are one op
+ * but not one claim. */
+enum fsx_path fsx_failed_path(int err);
 void fsx_failure_clear(void);
 int64_t fsx_mono_ns(void);                    /* CLOCK_MONOTONIC ns (harness bookkeeping) */
 /* A protocol step.  Name: "<proto>/<operation>/<before|after>-<label>".

@@ -25,15 +25,24 @@ void fsx_reset_create(void)
 
 /* ---- lock-object ownership ---- */
 
+/* PATH seen from the lock: itself, an entry directly inside it, or another. */
+enum fsx_path fsx_path_role(const char *path)
+{
+	if (!fsx_bound || !fsx_lock_path_len || !path)
+		return FSX_PATH_UNKNOWN;
+	if (strncmp(path, fsx_cur.lock_path, fsx_lock_path_len) != 0)
+		return FSX_PATH_OTHER;
+	const char *rest = path + fsx_lock_path_len;
+	if (*rest == '\0')
+		return FSX_PATH_LOCK;
+	return *rest == '/' && rest[1] && !strchr(rest + 1, '/') ? FSX_PATH_ENTRY : FSX_PATH_OTHER;
+}
+
 /* The lock object itself, or an entry directly inside it. */
 int fsx_obj_tracked(const char *path)
 {
-	if (!fsx_bound || !fsx_lock_path_len || strncmp(path, fsx_cur.lock_path, fsx_lock_path_len) != 0)
-		return 0;
-	const char *rest = path + fsx_lock_path_len;
-	if (*rest == '\0')
-		return 1;
-	return *rest == '/' && rest[1] && !strchr(rest + 1, '/');
+	enum fsx_path p = fsx_path_role(path);
+	return p == FSX_PATH_LOCK || p == FSX_PATH_ENTRY;
 }
 
 void fsx_obj_created(const char *path)

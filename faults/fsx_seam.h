@@ -60,6 +60,7 @@ struct fsx_obj_id {
 	int known;
 	uint64_t dev, ino;
 };
+enum fsx_path fsx_path_role(const char *path); /* UNKNOWN when unbound or PATH is NULL */
 int fsx_obj_tracked(const char *path);
 void fsx_obj_created(const char *path);
 struct fsx_obj_id fsx_obj_identify(const char *path);

@@ -24,7 +24,7 @@ const struct lock_mutex *lock_mutexes(const struct lock_ops *ops, unsigned *n)
 	return m;
 }
 
-int lock_absorbs(const struct lock *lk, enum lock_op_kind op, int call, int err)
+int lock_absorbs(const struct lock *lk, enum lock_op_kind op, int call, enum fsx_path path, int err)
 {
 	const struct lock_absorb *a = lk && lk->ops ? lk->ops->absorbs : NULL;
 
@@ -33,6 +33,8 @@ int lock_absorbs(const struct lock *lk, enum lock_op_kind op, int call, int err)
 			continue;
 		if (a->call >= 0 && a->call != call)
 			continue; /* another call, or the failing call is not known */
+		if (a->path != FSX_PATH_UNKNOWN && a->path != path)
+			continue; /* the same call on another path (AT3's entry, not AT2's lock), or not known */
 		if (a->when_param) {
 			int i = param_index(lk->ops->params, a->when_param);
 			if (i < 0 || lk->param[i] != a->when_value)
@@ -64,9 +66,12 @@ void lock_print_claims(FILE *f, const struct lock_ops *ops)
 			snprintf(when, sizeof when, ", when %s=%s", a->when_param, v);
 		}
 		const char *en = a->err ? strerrorname_np(a->err) : NULL;
-		fprintf(f, "  %s %s: %s at %s%s: %s\n", a == ops->absorbs ? "absorbs" : "       ",
+		char on[48] = "";
+		if (a->path != FSX_PATH_UNKNOWN)
+			snprintf(on, sizeof on, " of %s", fsx_path_name(a->path));
+		fprintf(f, "  %s %s: %s at %s%s%s: %s\n", a == ops->absorbs ? "absorbs" : "       ",
 			a->op == LOCK_OP_RELEASE ? "release" : "acquire", a->err ? (en ? en : "?") : "any errno",
-			a->call >= 0 ? fsx_op_name((enum fsx_op)a->call) : "any call", when, a->claim);
+			a->call >= 0 ? fsx_op_name((enum fsx_op)a->call) : "any call", on, when, a->claim);
 	}
 	if (ops->flags & LOCK_BUSY_MEANS_HELD)
 		fprintf(f, "  busy     means a live holder holds: a busy while nobody held is no-escaped-error\n");

@@ -150,8 +150,8 @@ static int64_t fl_wait_budget_ms(const struct lock *lk)
 }
 
 static const struct lock_absorb fl_absorbs[] = {
-	{ LOCK_OP_ACQUIRE, FSX_FLOCK, EINTR, NULL, 0, "an interrupted LOCK_EX wait is retried" },
-	{ 0, 0, 0, NULL, 0, NULL },
+	{ LOCK_OP_ACQUIRE, FSX_FLOCK, FSX_PATH_UNKNOWN, EINTR, NULL, 0, "an interrupted LOCK_EX wait is retried" },
+	{ 0, 0, FSX_PATH_UNKNOWN, 0, NULL, 0, NULL },
 };
 
 const struct lock_ops flock_ops = {

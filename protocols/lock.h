@@ -114,13 +114,18 @@ struct lock_mutex {
 #define LOCK_MAX_MUTEXES 4
 
 /* An error the protocol claims to absorb: ERR (0: any) failing CALL (an
- * fsx op; -1: any call) inside OP never reaches the caller.  WHEN_PARAM
- * (NULL: always) limits the claim to runs where that param is WHEN_VALUE
- * (form=acquire, platform=win32). */
+ * fsx op; -1: any call) on PATH (core/point.h: FSX_PATH_LOCK the lock path
+ * itself, FSX_PATH_ENTRY a name directly inside it, FSX_PATH_OTHER any other;
+ * FSX_PATH_UNKNOWN: any path) inside OP never reaches the caller.  PATH tells
+ * steps of one call apart: mkdir-owner absorbs EACCES from mkdir(L) (AT2) on
+ * win32 and raises it from mkdir(L/entry) (AT3).  WHEN_PARAM (NULL: always)
+ * limits the claim to runs where that param is WHEN_VALUE (form=acquire,
+ * platform=win32). */
 enum lock_op_kind { LOCK_OP_ACQUIRE, LOCK_OP_RELEASE };
 struct lock_absorb {
 	enum lock_op_kind op;
 	int call;
+	enum fsx_path path;
 	int err;
 	const char *when_param;
 	int64_t when_value;
@@ -146,8 +151,9 @@ struct lock_ops {
 };
 
 /* claims.c: does LK's protocol claim to absorb ERR failing CALL (-1: not
- * known) in OP with LK's params?  1 yes, 0 no. */
-int lock_absorbs(const struct lock *lk, enum lock_op_kind op, int call, int err);
+ * known) on PATH (FSX_PATH_UNKNOWN: not known) in OP with LK's params?  1
+ * yes, 0 no.  A claim keyed by call or path never covers an unknown one. */
+int lock_absorbs(const struct lock *lk, enum lock_op_kind op, int call, enum fsx_path path, int err);
 /* Its mutexes (at least the lock itself) and their count. */
 const struct lock_mutex *lock_mutexes(const struct lock_ops *ops, unsigned *n);
 /* `list protocols`: its mutexes, absorbed errors and busy claim, one line each. */

@@ -581,10 +581,10 @@ static const struct lock_mutex ll_mutexes[] = {
 };
 
 static const struct lock_absorb ll_absorbs[] = {
-	{ LOCK_OP_ACQUIRE, FSX_RENAME, ENOENT, NULL, 0, "[VL8 rename-aside] ENOENT: another reclaimer won, VL10" },
-	{ LOCK_OP_RELEASE, FSX_STAT, 0, NULL, 0, "[VL15 lstat] error: return (\"already reclaimed\")" },
-	{ LOCK_OP_RELEASE, FSX_UNLINK, 0, NULL, 0, "[VL16 unlink] errors ignored" },
-	{ 0, 0, 0, NULL, 0, NULL },
+	{ LOCK_OP_ACQUIRE, FSX_RENAME, FSX_PATH_UNKNOWN, ENOENT, NULL, 0, "[VL8 rename-aside] ENOENT: another reclaimer won, VL10" },
+	{ LOCK_OP_RELEASE, FSX_STAT, FSX_PATH_UNKNOWN, 0, NULL, 0, "[VL15 lstat] error: return (\"already reclaimed\")" },
+	{ LOCK_OP_RELEASE, FSX_UNLINK, FSX_PATH_UNKNOWN, 0, NULL, 0, "[VL16 unlink] errors ignored" },
+	{ 0, 0, FSX_PATH_UNKNOWN, 0, NULL, 0, NULL },
 };
 
 const struct lock_ops lockfile_legacy_ops = {

@@ -668,11 +668,11 @@ static const struct lock_mutex lr_mutexes[] = {
 };
 
 static const struct lock_absorb lr_absorbs[] = {
-	{ LOCK_OP_ACQUIRE, FSX_RENAME, ENOENT, NULL, 0,
+	{ LOCK_OP_ACQUIRE, FSX_RENAME, FSX_PATH_UNKNOWN, ENOENT, NULL, 0,
 	  "[WN6a recovery-rename-aside] ENOENT: another reclaimer set it aside first" },
-	{ LOCK_OP_RELEASE, FSX_READ, 0, NULL, 0, "[WR3 read] errors logged only" },
-	{ LOCK_OP_RELEASE, FSX_UNLINK, 0, NULL, 0, "[WR4 unlink] errors logged only" },
-	{ 0, 0, 0, NULL, 0, NULL },
+	{ LOCK_OP_RELEASE, FSX_READ, FSX_PATH_UNKNOWN, 0, NULL, 0, "[WR3 read] errors logged only" },
+	{ LOCK_OP_RELEASE, FSX_UNLINK, FSX_PATH_UNKNOWN, 0, NULL, 0, "[WR4 unlink] errors logged only" },
+	{ 0, 0, FSX_PATH_UNKNOWN, 0, NULL, 0, NULL },
 };
 
 const struct lock_ops lockfile_recorded_ops = {

@@ -288,11 +288,11 @@ static int64_t ml_wait_budget_ms(const struct lock *lk)
 }
 
 static const struct lock_absorb ml_absorbs[] = {
-	{ LOCK_OP_ACQUIRE, FSX_MKDIR, 0, "form", FORM_ACQUIRE,
+	{ LOCK_OP_ACQUIRE, FSX_MKDIR, FSX_PATH_LOCK, 0, "form", FORM_ACQUIRE,
 	  "[MA1 lock-mkdir] any errno (EEXIST, ENOENT, EACCES, ...) is contention" },
-	{ LOCK_OP_ACQUIRE, FSX_STAT, 0, "form", FORM_ACQUIRE, "[MA2 stat] on error: sleep" },
-	{ LOCK_OP_RELEASE, FSX_RMDIR, 0, NULL, 0, "[MR1 rmdir] released is released: every errno ignored" },
-	{ 0, 0, 0, NULL, 0, NULL },
+	{ LOCK_OP_ACQUIRE, FSX_STAT, FSX_PATH_LOCK, 0, "form", FORM_ACQUIRE, "[MA2 stat] on error: sleep" },
+	{ LOCK_OP_RELEASE, FSX_RMDIR, FSX_PATH_LOCK, 0, NULL, 0, "[MR1 rmdir] released is released: every errno ignored" },
+	{ 0, 0, FSX_PATH_UNKNOWN, 0, NULL, 0, NULL },
 };
 
 const struct lock_ops mkdir_legacy_ops = {

@@ -787,12 +787,14 @@ static int64_t mo_wait_budget_ms(const struct lock *lk)
 }
 
 static const struct lock_absorb mo_absorbs[] = {
-	{ LOCK_OP_ACQUIRE, FSX_MKDIR, EPERM, "platform", MO_WIN32,
-	  "[AT2] Windows reports EPERM/EACCES for a lock folder another process is deleting: contention" },
-	{ LOCK_OP_ACQUIRE, FSX_MKDIR, EACCES, "platform", MO_WIN32,
-	  "[AT2] Windows reports EPERM/EACCES for a lock folder another process is deleting: contention" },
-	{ LOCK_OP_RELEASE, -1, 0, NULL, 0, "RELEASE: the origin ignores every error here" },
-	{ 0, 0, 0, NULL, 0, NULL },
+	/* mkdir(L) only: AT3's mkdir(L/entry) raises every errno but ENOENT
+	 * (PROTOCOLS.md §2.4, "→ *: raise"; the origin has no Windows case there) */
+	{ LOCK_OP_ACQUIRE, FSX_MKDIR, FSX_PATH_LOCK, EPERM, "platform", MO_WIN32,
+	  "[AT2 lock-mkdir] Windows reports EPERM/EACCES for a lock folder another process is deleting: contention" },
+	{ LOCK_OP_ACQUIRE, FSX_MKDIR, FSX_PATH_LOCK, EACCES, "platform", MO_WIN32,
+	  "[AT2 lock-mkdir] Windows reports EPERM/EACCES for a lock folder another process is deleting: contention" },
+	{ LOCK_OP_RELEASE, -1, FSX_PATH_UNKNOWN, 0, NULL, 0, "RELEASE: the origin ignores every error here" },
+	{ 0, 0, FSX_PATH_UNKNOWN, 0, NULL, 0, NULL },
 };
 
 const struct lock_ops mkdir_owner_ops = {

@@ -464,13 +464,13 @@ static int64_t pl_wait_budget_ms(const struct lock *lk)
 }
 
 static const struct lock_absorb pl_absorbs[] = {
-	{ LOCK_OP_ACQUIRE, FSX_READ, 0, NULL, 0, "[CS1 read] any error -> null" },
-	{ LOCK_OP_ACQUIRE, FSX_STAT, 0, NULL, 0, "[CS2 stat] error: return" },
-	{ LOCK_OP_ACQUIRE, FSX_UNLINK, 0, NULL, 0, "[CS3/CS5 unlink] errors ignored" },
-	{ LOCK_OP_ACQUIRE, FSX_CLOSE, 0, NULL, 0, "[PA3 close] errors ignored" },
-	{ LOCK_OP_RELEASE, FSX_READ, 0, NULL, 0, "[RO1 read] an unreadable lock is removed" },
-	{ LOCK_OP_RELEASE, FSX_UNLINK, 0, NULL, 0, "[RO2 unlink] errors ignored" },
-	{ 0, 0, 0, NULL, 0, NULL },
+	{ LOCK_OP_ACQUIRE, FSX_READ, FSX_PATH_UNKNOWN, 0, NULL, 0, "[CS1 read] any error -> null" },
+	{ LOCK_OP_ACQUIRE, FSX_STAT, FSX_PATH_UNKNOWN, 0, NULL, 0, "[CS2 stat] error: return" },
+	{ LOCK_OP_ACQUIRE, FSX_UNLINK, FSX_PATH_UNKNOWN, 0, NULL, 0, "[CS3/CS5 unlink] errors ignored" },
+	{ LOCK_OP_ACQUIRE, FSX_CLOSE, FSX_PATH_UNKNOWN, 0, NULL, 0, "[PA3 close] errors ignored" },
+	{ LOCK_OP_RELEASE, FSX_READ, FSX_PATH_UNKNOWN, 0, NULL, 0, "[RO1 read] an unreadable lock is removed" },
+	{ LOCK_OP_RELEASE, FSX_UNLINK, FSX_PATH_UNKNOWN, 0, NULL, 0, "[RO2 unlink] errors ignored" },
+	{ 0, 0, FSX_PATH_UNKNOWN, 0, NULL, 0, NULL },
 };
 
 const struct lock_ops pidlock_ops = {

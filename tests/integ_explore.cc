@@ -210,6 +210,32 @@ TEST(IntegExplore, SavedCounterexamplesStillReplay)
 	EXPECT_GE(n, 3);
 }
 
+/* False alarms of the checker, each kept as the counterexample that showed
+ * it (tests/cex/, docs/findings.md says what each was): every one replays
+ * to its saved steps, and the violation it once reported no longer happens.
+ * Each has a twin that must still fail in the unit tests (CheckerClaims,
+ * CheckerOracle). */
+TEST(IntegExplore, KeptFalseAlarmsReplayToPass)
+{
+	ScratchDir dir;
+	std::string cexdir = std::string(LS_SOURCE_DIR) + "/tests/cex";
+	DIR *d = opendir(cexdir.c_str());
+	ASSERT_TRUE(d) << cexdir;
+	int n = 0;
+	while (struct dirent *de = readdir(d)) {
+		std::string name = de->d_name;
+		if (name.size() < 10 || name.substr(name.size() - 9) != ".cex.json")
+			continue;
+		n++;
+		CmdResult r = lockstorm("replay " + cexdir + "/" + name + " --dir " + dir.path);
+		EXPECT_EQ(r.status, 0) << name << ": " << r.out << r.err;
+		EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << name << ": " << r.out;
+		EXPECT_NE(r.out.find("no longer happens on the saved steps"), std::string::npos) << name << ": " << r.out;
+	}
+	closedir(d);
+	EXPECT_GE(n, 1);
+}
+
 /* Several stall lengths: the strategy picks one per stall; the file says
  * which, and replay takes the same one. */
 TEST(IntegExplore, StallLengthsAreChoicesToo)

@@ -104,6 +104,36 @@ TEST(FsxBound, AFailedFstatIsNotAFailedStatOfAPath)
 	close(fd);
 }
 
+/* And which path it named, seen from the lock: mkdir(L) and mkdir(L/entry)
+ * are one op but two steps of mkdir-owner (AT2, AT3), with different claims;
+ * injected or the kernel's own error alike. */
+TEST(FsxBound, AFailedCallNamesItsPathSeenFromTheLock)
+{
+	Bound b({ "errno@fs/mkdir:nth=2,err=EACCES" });
+	EXPECT_EQ(fsx_mkdir(b.lock.c_str(), 0777), 0);
+	fsx_failure_clear();
+	std::string entry = b.lock + "/owner-1-abc";
+	EXPECT_EQ(fsx_mkdir(entry.c_str(), 0777), -1); /* the injected EACCES */
+	EXPECT_EQ(fsx_failed_call(EACCES), (int)FSX_MKDIR);
+	EXPECT_EQ(fsx_failed_path(EACCES), FSX_PATH_ENTRY);
+	EXPECT_EQ(fsx_failed_path(EPERM), FSX_PATH_UNKNOWN) << "another errno: not this call";
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_mkdir(b.lock.c_str(), 0777), -1); /* the kernel's EEXIST */
+	EXPECT_EQ(fsx_failed_path(EEXIST), FSX_PATH_LOCK);
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_mkdir((b.lock + "/a/b").c_str(), 0777), -1); /* ENOENT, two levels down */
+	EXPECT_EQ(fsx_failed_path(ENOENT), FSX_PATH_OTHER);
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_rmdir((b.lock + ".recovery").c_str()), -1); /* a sibling: not the lock */
+	EXPECT_EQ(fsx_failed_path(ENOENT), FSX_PATH_OTHER);
+	fsx_failure_clear();
+	struct fsx_stat st;
+	EXPECT_EQ(fsx_fstat(-1, &st), -1); /* a descriptor names no path */
+	EXPECT_EQ(fsx_failed_path(EBADF), FSX_PATH_UNKNOWN);
+	fsx_failure_clear();
+	EXPECT_EQ(fsx_failed_path(EBADF), FSX_PATH_UNKNOWN);
+}
+
 TEST(FsxBound, ErrnoOnWriteWritesNothingAndShortWriteWritesK)
 {
 	Bound b({ "errno@fs/write:nth=1,err=ENOSPC,path=*/f", "short-write@fs/write:nth=2,bytes=3" });

@@ -76,8 +76,9 @@ int worker_acquire(struct worker *w, int64_t attempt)
 		/* which call failed, and whether the protocol claims to absorb
 		 * that (no-escaped-error) */
 		int call = fsx_failed_call(err);
+		enum fsx_path path = fsx_failed_path(err);
 		worker_log(w, EV_ACQUIRE_ERROR, err, call + 1,
-			   lock_absorbs(&w->lock, LOCK_OP_ACQUIRE, call, err), 0);
+			   lock_absorbs(&w->lock, LOCK_OP_ACQUIRE, call, path, err), path);
 	}
 	errno = err;
 	return r;
@@ -93,8 +94,9 @@ int worker_release(struct worker *w)
 		worker_log(w, EV_RELEASED, 0, 0, 0, 0);
 	} else {
 		int call = fsx_failed_call(err);
+		enum fsx_path path = fsx_failed_path(err);
 		worker_log(w, EV_RELEASE_ERROR, err, call + 1,
-			   lock_absorbs(&w->lock, LOCK_OP_RELEASE, call, err), 0);
+			   lock_absorbs(&w->lock, LOCK_OP_RELEASE, call, path, err), path);
 	}
 	errno = err;
 	return r;
