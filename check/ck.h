@@ -231,6 +231,7 @@ int ck_past_stale(int64_t stale_ms, uint64_t age_ns);
 int ck_taker_inside(const struct ck *c, unsigned w);
 uint64_t ck_lock_since(const struct ck *c, unsigned w, uint64_t since_ns);
 uint64_t ck_waited_budget(const struct ck *c, unsigned w, const struct jrec *r);
+int ck_stalls_ate_budget(const struct ck *c, unsigned w, const struct jrec *r);
 uint64_t ck_waited_budget_from(const struct ck *c, unsigned w, const struct jrec *r, uint64_t from_ns);
 void ck_stale_text(int64_t stale_ms, char *buf, size_t len);
 __attribute__((format(printf, 9, 10)))

@@ -84,6 +84,23 @@ uint64_t ck_waited_budget_from(const struct ck *c, unsigned w, const struct jrec
 	return waited + NS_PER_MS < (uint64_t)budget * NS_PER_MS ? 0 : (waited ? waited : 1);
 }
 
+/* Did stalls eat the wait budget of W's attempt ending at R?  Its own stalls
+ * (the explorer's stall or pause of W, a run's stall fault) and, in virtual
+ * time, other workers' stalls that moved its clock: with them taken off, it
+ * waited less than its budget, so a protocol that waits by the wall clock
+ * (mkdir-legacy's acquireLock: 5 s) gave up on time it never spent waiting on
+ * anybody.  0 for a budget of 0 (a try never waits: no stall can eat it) and
+ * when nothing stalled. */
+int ck_stalls_ate_budget(const struct ck *c, unsigned w, const struct jrec *r)
+{
+	const struct ck_worker *s = &c->w[w];
+	int64_t budget = ck_budget(c, w);
+	if (s->att_stall_ms + s->att_jump_ms <= 0 || budget == LS_NEVER || budget < 1 ||
+	    budget > INT64_MAX / (4 * NS_PER_MS))
+		return 0;
+	return ck_waited_budget(c, w, r) == 0;
+}
+
 /* Is a live worker other than W inside its own attempt with a lock object it
  * made in it (mkdir-owner's reclaimer with its entry in L, a taker between
  * its create and its record)?  Then the lock is being taken: a waiter that

@@ -51,6 +51,7 @@ struct ClaimsRun {
 	int64_t stale = 1000, budget = 100;
 	const char *proto = nullptr;
 	int strict = 0;
+	int64_t jump = 0; /* explore: the execution's stalls (they move every clock) */
 
 	check_result go(const Hist &h)
 	{
@@ -65,6 +66,7 @@ struct ClaimsRun {
 		in.budget_ms = bv.data();
 		in.proto_of = proto ? pv.data() : nullptr;
 		in.strict = strict;
+		in.clock_jump_ms = jump;
 		check_result out;
 		EXPECT_EQ(check_run(&in, &out), 0);
 		return out;
@@ -212,6 +214,40 @@ TEST(CheckerClaims, BusyWhileSomebodyHeldOrALockWasThereKeepsTheClaim)
 		EXPECT_EQ(run.go(obj).inv[INV_NO_ESCAPED_ERROR].violations, 0u) << p;
 		EXPECT_EQ(run.go(made).inv[INV_NO_ESCAPED_ERROR].violations, 0u) << p;
 	}
+}
+
+/* mkdir-legacy's acquireLock waits by the wall clock (5 s, budget 5050 ms).
+ * An errno the explorer injects at MA1 is contention to it: it sleeps 50 ms;
+ * the explorer then stalls it 0.5 x stale (5 s) and it wakes past its
+ * deadline and gives up, while nobody held: its budget went on being frozen,
+ * not on waiting for anybody (`explore -p mkdir-legacy -n 2 --ops 2`, a false
+ * alarm; tests/cex/mkdir-legacy-stall-ate-budget.cex.json).  Twins still
+ * caught: the same give-up with no stall, with a stall that left it its whole
+ * budget of waiting, and a try (no budget: a stall cannot eat it). */
+TEST(CheckerClaims, BusyAfterAStallAteTheWaitBudgetIsNoClaimBroken)
+{
+	const int64_t STALL = FK_STALL;
+	Hist stalled, bare, short_stall, jumped;
+	stalled.ev(0, EV_ATTEMPT, 0, 0).ev(0, EV_FAULT, 0, 1, STALL, 0, 5000).ev(0, EV_BUSY, 0, 5050);
+	bare.ev(0, EV_ATTEMPT, 0, 0).ev(0, EV_BUSY, 0, 5050);
+	short_stall.ev(0, EV_ATTEMPT, 0, 0).ev(0, EV_FAULT, 0, 1, STALL, 0, 10).ev(0, EV_BUSY, 0, 5060);
+	/* another worker's stall moved w0's clock (virtual time) */
+	jumped.ev(0, EV_ATTEMPT, 0, 0).ev(1, EV_FAULT, 0, 1, STALL, 0, 5000).ev(0, EV_BUSY, 0, 5050);
+	ClaimsRun run;
+	run.proto = "mkdir-legacy";
+	run.budget = 5050;
+	check_result a = run.go(stalled), b = run.go(bare), c = run.go(short_stall);
+	EXPECT_EQ(a.inv[INV_NO_ESCAPED_ERROR].violations, 0u) << text(a, INV_NO_ESCAPED_ERROR);
+	EXPECT_EQ(b.inv[INV_NO_ESCAPED_ERROR].violations, 1u) << "no stall: K-ML-3's give-up";
+	EXPECT_NE(text(b, INV_NO_ESCAPED_ERROR).find("rule busy-without-holder"), std::string::npos);
+	EXPECT_EQ(c.inv[INV_NO_ESCAPED_ERROR].violations, 1u) << "it still waited its whole budget";
+	run.jump = 5000;
+	check_result d = run.go(jumped);
+	EXPECT_EQ(d.inv[INV_NO_ESCAPED_ERROR].violations, 0u) << text(d, INV_NO_ESCAPED_ERROR);
+	run.jump = 0;
+	EXPECT_EQ(run.go(jumped).inv[INV_NO_ESCAPED_ERROR].violations, 1u) << "a run: no clock jumps";
+	run.budget = 0; /* form=try never waits */
+	EXPECT_EQ(run.go(stalled).inv[INV_NO_ESCAPED_ERROR].violations, 1u) << "a try has no budget to eat";
 }
 
 TEST(CheckerClaims, ClaimsMatchTheirCallErrnoAndParams)
