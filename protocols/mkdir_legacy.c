@@ -307,7 +307,9 @@ const struct lock_ops mkdir_legacy_ops = {
 		  "and then break (and later release) its lock.",
 	.params = ml_params,
 	.points = ml_points,
-	.flags = LOCK_BUSY_MEANS_HELD, /* "Could not lock ...": another writer holds */
+	/* "Could not lock ...": another writer holds; L's mtime is its age, and
+	 * a lock that old is broken whoever left it (ML4, MA2) */
+	.flags = LOCK_BUSY_MEANS_HELD | LOCK_AGE_BY_DIR,
 	.absorbs = ml_absorbs,
 	.init = ml_init,
 	.acquire = ml_acquire,

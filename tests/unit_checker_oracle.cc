@@ -493,6 +493,31 @@ TEST(CheckerOracle, ALockAnAdapterLeftIsYoungUntilItsStaleAge)
 	EXPECT_EQ(live(run.go(withdrawn(32))), 1u);
 }
 
+/* mkdir-legacy (beta.5) ages its lock by the directory's mtime alone and
+ * breaks any lock that old, a live maker's too (ML4/MA2): a release whose
+ * rmdir failed ("released is released": EACCES, EBUSY ignored) leaves L, and
+ * the same worker's next bounded acquire (15 ms) gives up on it while it is
+ * young.  What the protocol documents, as npm's lockfile (issue 18): no
+ * alarm (`explore -p mkdir-legacy --param form=bounded -n 2 --ops 2`, a false
+ * waits-on-itself; tests/cex/mkdir-legacy-release-left-young-lock.cex.json).
+ * Past the stale age it is one. */
+TEST(CheckerOracle, ALockMkdirLegacysReleaseLeftIsYoungUntilItsStaleAge)
+{
+	Hist young, old;
+	for (Hist *h : { &young, &old }) {
+		h->take(0, 0, 0);
+		h->ev(0, EV_RELEASE_BEGIN, 0, 5).ev(0, EV_RELEASED, 0, 5.1); /* its rmdir failed: L stays */
+	}
+	young.wait_busy(0, 1, 6, 120);
+	old.wait_busy(0, 1, 1100, 1210);
+	OracleRun run;
+	run.proto = "mkdir-legacy";
+	check_result a = run.go(young), b = run.go(old);
+	EXPECT_EQ(live(a), 0u) << text(a);
+	ASSERT_EQ(live(b), 1u);
+	EXPECT_NE(text(b).find("rule waits-on-itself"), std::string::npos) << text(b);
+}
+
 /* ---- no-escaped-error, rule error-on-contention (K-ML-4) ----
  * w1 takes and releases; w0's mkdir then meets the folder w1 removed, still
  * delete pending (w1 has it open: the modelled windows file system's
