@@ -47,6 +47,8 @@ static void give_random(void *ctx, uint32_t at, struct sched_ahead *a)
 	struct xrandom *r = ctx;
 	a->mode = SA_RANDOM;
 	x_faults_ahead(&r->f, at, a);
+	if (r->f.hold_w >= 0 && at < r->f.hold_until && a->limit > at)
+		a->limit = at; /* random's run picks keep a worker out (x_faults_run): the controller's */
 	a->rng = r->rng;
 }
 

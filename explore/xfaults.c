@@ -567,8 +567,6 @@ void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
 		mask |= m;
 		watch = from < watch ? from : watch;
 	}
-	if (f->hold_w >= 0 && at < f->hold_until)
-		lim = at; /* the controller picks while a worker is kept out (x_faults_run) */
 	a->limit = lim;
 	a->watch_from = watch;
 	a->fsop_watch = mask;
