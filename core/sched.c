@@ -15,6 +15,7 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -27,6 +28,13 @@
 
 #include "point.h"
 
+/* A waiter first gives its CPU away a few times before it sleeps: on one
+ * CPU the one it handed to runs at once, and when that one hands back, the
+ * waiter sees its word changed without a futex round trip (a wake-up and a
+ * wait are two system calls, and this machine's are dear).  A waiter still
+ * waiting after SPIN_YIELDS sleeps as before, so a long wait costs no CPU. */
+#define SPIN_YIELDS 2
+
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
@@ -37,6 +45,8 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
  * or the changer sees asleep.) */
 static void wait_change(_Atomic uint32_t *word, uint32_t old, _Atomic uint32_t *asleep)
 {
+	for (int k = 0; k < SPIN_YIELDS && atomic_load(word) == old; k++)
+		sched_yield();
 	while (atomic_load(word) == old) {
 		atomic_store(asleep, 1);
 		if (atomic_load(word) == old)
@@ -110,6 +120,7 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	}
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
+	s->starting = -1;
 	sched_ahead_off(s);
 	memset(s->ahead.pause_until, 0, sizeof s->ahead.pause_until);
 	memset(s->ahead.blocked_at, 0, sizeof s->ahead.blocked_at);
@@ -181,6 +192,14 @@ void sched_grant(struct sched *s, unsigned w)
 	struct sched_slot *sl = &s->w[w];
 	atomic_store(&sl->state, SS_RUNNING);
 	bump_and_wake(&sl->grant, &sl->asleep);
+}
+
+void sched_start_all(struct sched *s)
+{
+	s->starting = 0;
+	s->start_from[0] = s->jmem.n;
+	atomic_store(&s->ahead.handed, 1); /* not quiet until the last one has started */
+	sched_grant(s, 0);
 }
 
 void sched_ahead_grant(struct sched *s, unsigned w)
@@ -365,6 +384,21 @@ static int ahead_decide(uint32_t state)
 static void yield(uint32_t state)
 {
 	uint32_t g = atomic_load(&me->grant);
+	const int32_t self = (int32_t)(me - me_s->w);
+	if (me_s->starting == self) { /* sched_start_all: started; the next one starts */
+		me_s->start_to[self] = me_s->jmem.n;
+		if ((unsigned)self + 1 < me_s->n) {
+			struct sched_slot *to = &me_s->w[self + 1];
+			me_s->starting = self + 1;
+			me_s->start_from[self + 1] = me_s->jmem.n;
+			atomic_store(&to->state, SS_RUNNING);
+			atomic_store(&me->state, state);
+			bump_and_wake(&to->grant, &to->asleep);
+			wait_change(&me->grant, g, &me->asleep);
+			return;
+		}
+		me_s->starting = -1;
+	}
 	int next = ahead_decide(state);
 	if (next >= 0) {
 		struct sched_slot *to = &me_s->w[next];

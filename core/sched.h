@@ -183,6 +183,10 @@ struct sched {
 	uint64_t points[SCHED_POINTS]; /* point hashes seen (coverage), open addressing */
 	struct sched_slot w[SCHED_MAX_WORKERS];
 	struct sched_ahead ahead;    /* the hand-off (above); controller and workers */
+	/* sched_start_all: the worker starting now (-1: none), each one's
+	 * records from its grant up to its first yield */
+	int32_t starting;
+	uint32_t start_from[SCHED_MAX_WORKERS], start_to[SCHED_MAX_WORKERS];
 	struct journal_mem jmem;     /* must be last: its records follow */
 };
 
@@ -197,6 +201,10 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops);
  * died (*dead gets its index then, else -1). */
 int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead);
 void sched_grant(struct sched *s, unsigned w);
+/* Start workers 0..n-1 one after another, each running up to its first
+ * yield: each grants the next itself, the last wakes the controller
+ * (start_from/start_to: what each wrote).  Wait with sched_wait_quiet. */
+void sched_start_all(struct sched *s);
 /* Which workers can run now (enabled[i]), by the explorer's rule: announced
  * a step or a sleep that is over, not paused (ahead.pause_until); a blocked
  * one once NSTEP steps are past its ahead.blocked_at.  Returns how many;

@@ -485,13 +485,12 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	/* start them one after another: each runs until its first step; a
 	 * start that did more than start (a protocol whose acquire makes no
 	 * call holds already) is a line of the story */
+	sched_start_all(s);
+	if (x_quiet(ex, x))
+		goto fail;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t from = s->jmem.n;
-		sched_grant(s, i);
-		if (x_quiet(ex, x))
-			goto fail;
 		struct xstep probe = { .kind = XK_RUN, .w = (uint8_t)i, .state = SS_STEP, .fsop = FSX_OP_COUNT,
-				       .rec_from = from, .rec_to = s->jmem.n };
+				       .rec_from = s->start_from[i], .rec_to = s->start_to[i] };
 		char ev[256];
 		int holding[SCHED_MAX_WORKERS] = { 0 };
 		step_events(ex, &probe, holding, ev, sizeof ev);
