@@ -398,6 +398,8 @@ static void yield(uint32_t state)
 			return;
 		}
 		me_s->starting = -1;
+		if (me_s->jmem.n != me_s->start_from[0]) /* a start that journaled: a line of the story first */
+			me_s->ahead.mode = SA_OFF;
 	}
 	int next = ahead_decide(state);
 	if (next >= 0) {

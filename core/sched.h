@@ -156,6 +156,8 @@ struct sched_ahead {
 	uint32_t watch_from;         /* from this decision on, the controller's too when a fault of */
 	uint32_t fsop_watch;         /* the strategy's may be offered: at a runnable worker's announced */
 	uint8_t watch_unstarted;     /* call in this mask (1 << FSX_*), or while a live one has not started */
+	uint8_t stalls_out, crashes_out; /* the execution's stalls (crashes) are all used: a planned one
+					 * offers nothing, so its decision is the workers' as any other */
 	uint32_t decisions;          /* the next decision's number */
 	uint32_t nstep, max_steps;   /* steps so far in the execution, its bound */
 	uint32_t permille;           /* SA_TAIL */
@@ -203,7 +205,9 @@ int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead);
 void sched_grant(struct sched *s, unsigned w);
 /* Start workers 0..n-1 one after another, each running up to its first
  * yield: each grants the next itself, the last wakes the controller
- * (start_from/start_to: what each wrote).  Wait with sched_wait_quiet. */
+ * (start_from/start_to: what each wrote), or, with the decisions handed
+ * over (ahead set up before) and nothing journaled by the starts, takes
+ * the first decisions itself.  Wait with sched_wait_quiet. */
 void sched_start_all(struct sched *s);
 /* Which workers can run now (enabled[i]), by the explorer's rule: announced
  * a step or a sleep that is over, not paused (ahead.pause_until); a blocked

@@ -412,9 +412,11 @@ static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **las
 	const struct sched_ahead *a = &ex->s->ahead;
 	for (uint32_t i = 0; i < a->n; i++) {
 		const struct sched_ahead_step *e = &a->step[i];
-		/* (before push_step: it may move the array) */
-		x_step_end(*last, e->prev_result, e->prev_err, e->prev_rec_to, e->prev_state, e->prev_wake_ns, e->prev_now_ns,
-			   acted);
+		/* (before push_step: it may move the array; none before the first
+		 * decision, taken by the last to start) */
+		if (*last)
+			x_step_end(*last, e->prev_result, e->prev_err, e->prev_rec_to, e->prev_state, e->prev_wake_ns,
+				   e->prev_now_ns, acted);
 		if (e->dev && push_dev(x, (struct xchoice){ e->at, XK_RUN, e->w, 0 }))
 			return -1;
 		x->decisions = e->at + 1;
@@ -436,6 +438,26 @@ static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **las
 		(*run_steps)++;
 	}
 	return 0;
+}
+
+/* Set up the hand-off (core/sched.h) from decision AT, step NSTEP on, W
+ * having run last; STALLS_OUT (CRASHES_OUT): the execution's stalls
+ * (crashes) are used up, so a planned one offers nothing (x_faults_pick)
+ * and its decision is the workers' as any other. */
+static void x_hand_over(struct explorer *ex, const struct xahead *ah, void *ctx, uint32_t at, uint32_t nstep, int32_t w,
+			uint32_t run_steps, int stalls_out, int crashes_out)
+{
+	struct sched_ahead *a = &ex->s->ahead;
+	a->decisions = at;
+	a->nstep = nstep;
+	a->max_steps = ex->cfg->max_steps;
+	a->current = w;
+	a->run_steps = run_steps;
+	a->step_ns = X_STEP_NS;
+	a->stalls_out = (uint8_t)stalls_out;
+	a->crashes_out = (uint8_t)crashes_out;
+	a->n = 0;
+	ah->give(ctx, at, a);
 }
 
 int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x)
@@ -485,6 +507,9 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	/* start them one after another: each runs until its first step; a
 	 * start that did more than start (a protocol whose acquire makes no
 	 * call holds already) is a line of the story */
+	const int handing = ah && !ex->no_handoff && !ex->calibrating;
+	if (handing) /* the last to start may take the first decisions (sched_start_all) */
+		x_hand_over(ex, ah, ctx, 0, 0, -1, 0, ex->cfg->max_stalls == 0, ex->cfg->max_crashes == 0);
 	sched_start_all(s);
 	if (x_quiet(ex, x))
 		goto fail;
@@ -508,6 +533,15 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	int64_t *pause_until = s->ahead.pause_until; /* pause: not before this virtual time */
 	struct xstep *last = NULL;
 	uint8_t acted[SCHED_MAX_WORKERS] = { 0 }; /* each worker's last step made, opened, wrote or removed */
+	if (s->ahead.mode != SA_OFF) { /* the decisions the last to start took */
+		if (x_take_ahead(ex, x, &last, &current, &run_steps, acted) != 0) {
+			x_harness(x, "out of memory");
+			goto fail;
+		}
+		if (ah->take)
+			ah->take(ctx, &s->ahead);
+	}
+	sched_ahead_off(s);
 	for (;;) {
 		/* what the last step did */
 		if (last) {
@@ -625,16 +659,9 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			current = (int)w;
 			sl->started = 1; /* it has run: too late to be on another host */
 			last = st;
-			if (ah && !ex->no_handoff && !ex->calibrating) { /* the next decisions the workers may take */
-				struct sched_ahead *a = &s->ahead;
-				a->decisions = x->decisions;
-				a->nstep = (uint32_t)x->nstep;
-				a->max_steps = ex->cfg->max_steps;
-				a->current = (int32_t)w;
-				a->run_steps = run_steps;
-				a->step_ns = X_STEP_NS;
-				ah->give(ctx, x->decisions, a);
-			}
+			if (handing) /* the next decisions the workers may take */
+				x_hand_over(ex, ah, ctx, x->decisions, (uint32_t)x->nstep, (int32_t)w, run_steps,
+					    stalls >= ex->cfg->max_stalls, crashes >= ex->cfg->max_crashes);
 			sched_ahead_grant(s, w);
 			if (x_quiet(ex, x))
 				goto fail;

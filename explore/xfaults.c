@@ -542,9 +542,9 @@ void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
 	uint32_t lim = UINT32_MAX, watch = UINT32_MAX, mask = 0;
 	int unstarted = 0;
 	for (unsigned i = 0; i < 4; i++) {
-		if (f->stall_at[i] >= at && f->stall_at[i] < lim)
+		if (!a->stalls_out && f->stall_at[i] >= at && f->stall_at[i] < lim)
 			lim = f->stall_at[i];
-		if (f->crash_at[i] >= at && f->crash_at[i] < lim)
+		if (!a->crashes_out && f->crash_at[i] >= at && f->crash_at[i] < lim)
 			lim = f->crash_at[i];
 		if (f->f_at[i] == UINT32_MAX || f->f_then[i]) /* (the second of a pair: after the first fired) */
 			continue;
