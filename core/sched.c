@@ -398,8 +398,9 @@ static void yield(uint32_t state)
 			return;
 		}
 		me_s->starting = -1;
-		if (me_s->jmem.n != me_s->start_from[0]) /* a start that journaled: a line of the story first */
-			me_s->ahead.mode = SA_OFF;
+		for (uint32_t r = me_s->start_from[0]; r < me_s->jmem.n; r++)
+			if (me_s->jmem.rec[r].type >= 64 || !(me_s->start_silent >> me_s->jmem.rec[r].type & 1u))
+				me_s->ahead.mode = SA_OFF; /* a start that is a line of the story: that first */
 	}
 	int next = ahead_decide(state);
 	if (next >= 0) {

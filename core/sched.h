@@ -188,6 +188,7 @@ struct sched {
 	/* sched_start_all: the worker starting now (-1: none), each one's
 	 * records from its grant up to its first yield */
 	int32_t starting;
+	uint64_t start_silent;       /* record types (1 << EV_*) a start may journal and still hand over */
 	uint32_t start_from[SCHED_MAX_WORKERS], start_to[SCHED_MAX_WORKERS];
 	struct journal_mem jmem;     /* must be last: its records follow */
 };
@@ -206,8 +207,8 @@ void sched_grant(struct sched *s, unsigned w);
 /* Start workers 0..n-1 one after another, each running up to its first
  * yield: each grants the next itself, the last wakes the controller
  * (start_from/start_to: what each wrote), or, with the decisions handed
- * over (ahead set up before) and nothing journaled by the starts, takes
- * the first decisions itself.  Wait with sched_wait_quiet. */
+ * over (ahead set up before) and the starts' records all of the types in
+ * start_silent, takes the first decisions itself.  Wait with sched_wait_quiet. */
 void sched_start_all(struct sched *s);
 /* Which workers can run now (enabled[i]), by the explorer's rule: announced
  * a step or a sleep that is over, not paused (ahead.pause_until); a blocked

@@ -508,8 +508,10 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	 * start that did more than start (a protocol whose acquire makes no
 	 * call holds already) is a line of the story */
 	const int handing = ah && !ex->no_handoff && !ex->calibrating;
-	if (handing) /* the last to start may take the first decisions (sched_start_all) */
+	if (handing) { /* the last to start may take the first decisions (sched_start_all) */
+		s->start_silent = STORY_SILENT_EVENTS;
 		x_hand_over(ex, ah, ctx, 0, 0, -1, 0, ex->cfg->max_stalls == 0, ex->cfg->max_crashes == 0);
+	}
 	sched_start_all(s);
 	if (x_quiet(ex, x))
 		goto fail;
@@ -519,6 +521,10 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 		char ev[256];
 		int holding[SCHED_MAX_WORKERS] = { 0 };
 		step_events(ex, &probe, holding, ev, sizeof ev);
+		if (ev[0] && s->ahead.mode != SA_OFF) { /* STORY_SILENT_EVENTS is wrong: the story would be out of order */
+			x_harness(x, "w%u's start is a line of the story, but the workers decided before it", i);
+			goto fail;
+		}
 		struct xstep *st = ev[0] ? push_step(x) : NULL;
 		if (st) {
 			memcpy(st, &probe, offsetof(struct xstep, path));

@@ -381,6 +381,9 @@ size_t story_slice(const struct explorer *ex, const struct xexec *x, unsigned ch
 size_t story_len(const struct explorer *ex, const struct xexec *x);
 void step_words(const struct explorer *ex, const struct xstep *st, char *buf, size_t len);
 void step_events(const struct explorer *ex, const struct xstep *st, int *holding, char *buf, size_t len);
+/* Record types step_events never tells (a start that journals only these
+ * is no line of the story: the workers may decide right after it). */
+#define STORY_SILENT_EVENTS ((1ull << EV_WORKER_START) | (1ull << EV_ATTEMPT))
 void story_print(FILE *out, const struct explorer *ex, const struct xexec *x, int full, json_t *lines);
 void violation_print(FILE *out, const struct xexec *x);
 json_t *steps_json(const struct explorer *ex, const struct xexec *x);
