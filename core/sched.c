@@ -33,7 +33,7 @@
  * waiter sees its word changed without a futex round trip (a wake-up and a
  * wait are two system calls, and this machine's are dear).  A waiter still
  * waiting after SPIN_YIELDS sleeps as before, so a long wait costs no CPU. */
-#define SPIN_YIELDS 2
+#define SPIN_YIELDS 3
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -124,6 +124,7 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	sched_ahead_off(s);
 	memset(s->ahead.pause_until, 0, sizeof s->ahead.pause_until);
 	memset(s->ahead.blocked_at, 0, sizeof s->ahead.blocked_at);
+	s->ahead.release_epoch = 0;
 }
 
 static int quiet(struct sched *s)
@@ -216,7 +217,7 @@ void sched_ahead_off(struct sched *s)
 	atomic_store(&s->ahead.handed, 0);
 }
 
-unsigned sched_enabled(const struct sched *s, uint32_t nstep, int *enabled, int *live, unsigned *nlive,
+unsigned sched_enabled(const struct sched *s, int *enabled, int *live, unsigned *nlive,
 		       unsigned *nblocked, int64_t *next_wake)
 {
 	const int64_t now = atomic_load((_Atomic int64_t *)&s->now_ns);
@@ -240,7 +241,7 @@ unsigned sched_enabled(const struct sched *s, uint32_t nstep, int *enabled, int 
 			enabled[i] = 1;
 		} else if (st == SS_BLOCKED) {
 			(*nblocked)++;
-			enabled[i] = nstep > s->ahead.blocked_at[i];
+			enabled[i] = s->ahead.release_epoch > s->ahead.blocked_at[i];
 		}
 		nen += (unsigned)enabled[i];
 	}
@@ -320,17 +321,17 @@ static int ahead_decide(uint32_t state)
 	int64_t now = ended;
 	/* how the step that ends here ended: the controller's bookkeeping */
 	if (state == SS_BLOCKED)
-		a->blocked_at[self] = a->nstep;
+		a->blocked_at[self] = a->release_epoch;
 	atomic_store(&me->state, state); /* (still ours: nobody else runs) */
 	int enabled[SCHED_MAX_WORKERS], live[SCHED_MAX_WORKERS];
 	unsigned nlive, nblocked;
 	int64_t next_wake;
 	uint8_t order[SCHED_MAX_WORKERS];
-	unsigned nen = sched_enabled(me_s, a->nstep, enabled, live, &nlive, &nblocked, &next_wake);
+	unsigned nen = sched_enabled(me_s, enabled, live, &nlive, &nblocked, &next_wake);
 	if (!nen && next_wake != INT64_MAX) { /* everyone waits for the clock: move it (as x_exec does) */
 		now = next_wake;
 		atomic_store(&me_s->now_ns, now);
-		nen = sched_enabled(me_s, a->nstep, enabled, live, &nlive, &nblocked, &next_wake);
+		nen = sched_enabled(me_s, enabled, live, &nlive, &nblocked, &next_wake);
 	}
 	if (!nen) /* nobody ever runs again (a deadlock): the controller's */
 		return -1;
@@ -426,6 +427,8 @@ void sched_step(int fsop, const char *path, const char *path2)
 	copy_path(me->path, path);
 	copy_path(me->path2, path2);
 	yield(SS_STEP);
+	if (fsop == FSX_FLOCK || fsop == FSX_CLOSE || fsop == FSX_KILL) /* granted: it runs now */
+		me_s->ahead.release_epoch++;
 	sched_xf = me->xf;
 	me->xf.kind = SXF_NONE;
 }
@@ -487,6 +490,7 @@ void sched_point(const char *name)
 
 void sched_finish(void)
 {
+	me_s->ahead.release_epoch++; /* what it held goes with it */
 	yield(SS_DONE);
 }
 

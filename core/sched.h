@@ -19,7 +19,8 @@
  *   sched_result(r, err)         what the granted step returned (story)
  *   sched_sleep(ms)              wait until the virtual clock passes now+ms
  *   sched_block()                a step found its object busy (flock): wait
- *                                until another worker moves or time passes
+ *                                until another worker's step may have let it
+ *                                go (a flock, a close, a kill, an end, a death)
  *   sched_point(name)            coverage; the label of the next step
  *   sched_finish()               this execution's work is done: wait until
  *                                the controller starts the next one
@@ -169,7 +170,9 @@ struct sched_ahead {
 	uint32_t change[16];
 	int32_t prio[SCHED_MAX_WORKERS];
 	int64_t pause_until[SCHED_MAX_WORKERS]; /* a pause or split write: not before this clock */
-	uint32_t blocked_at[SCHED_MAX_WORKERS]; /* SS_BLOCKED: runnable once nstep passes this */
+	uint32_t blocked_at[SCHED_MAX_WORKERS]; /* SS_BLOCKED: runnable once release_epoch passes this */
+	uint32_t release_epoch;      /* moves at each step that may let a lock go: a flock, a close, a
+				      * kill, a worker's end or death (what a blocked flock waits for) */
 	uint32_t n;                  /* decisions in step[] */
 	struct sched_ahead_step step[SCHED_AHEAD];
 };
@@ -212,10 +215,10 @@ void sched_grant(struct sched *s, unsigned w);
 void sched_start_all(struct sched *s);
 /* Which workers can run now (enabled[i]), by the explorer's rule: announced
  * a step or a sleep that is over, not paused (ahead.pause_until); a blocked
- * one once NSTEP steps are past its ahead.blocked_at.  Returns how many;
+ * one once ahead.release_epoch is past its ahead.blocked_at.  Returns how many;
  * live[i] and *nlive those not done, *nblocked the blocked ones, *next_wake
  * the earliest time one waits for (INT64_MAX: none). */
-unsigned sched_enabled(const struct sched *s, uint32_t nstep, int *enabled, int *live, unsigned *nlive,
+unsigned sched_enabled(const struct sched *s, int *enabled, int *live, unsigned *nlive,
 		       unsigned *nblocked, int64_t *next_wake);
 /* PCT's pick (Burckhardt et al.) among ORDER[0..NRUN) (the runnable workers,
  * the default first): the highest priority; at change point i (CHANGE[i] ==

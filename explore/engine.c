@@ -207,6 +207,7 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	sl->pid = 0;
 	if (mfs_on()) /* its descriptors close */
 		mfs_proc_gone((int)w);
+	ex->s->ahead.release_epoch++; /* and its locks go: a blocked flock may try again */
 	atomic_store(&sl->state, SS_DONE);
 	x_log(ex, JOURNAL_DRIVER, w, EV_KILLED, SIGKILL, x_vpid(ex, w), 0);
 }
@@ -555,7 +556,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			uint32_t st = atomic_load(&sl->state);
 			x_step_end(last, sl->result, sl->err, s->jmem.n, st, sl->wake_ns, atomic_load(&s->now_ns), acted);
 			if (st == SS_BLOCKED)
-				blocked_at[last->w] = (uint32_t)x->nstep;
+				blocked_at[last->w] = s->ahead.release_epoch;
 			last = NULL;
 		}
 		if (s->jmem.dropped) {
@@ -567,7 +568,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 		int enabled[SCHED_MAX_WORKERS], live[SCHED_MAX_WORKERS];
 		unsigned nlive, nblocked;
 		int64_t next_wake;
-		unsigned nen = sched_enabled(s, (uint32_t)x->nstep, enabled, live, &nlive, &nblocked, &next_wake);
+		unsigned nen = sched_enabled(s, enabled, live, &nlive, &nblocked, &next_wake);
 		if (barred >= 0 && enabled[barred] && nen > 1) {
 			enabled[barred] = 0;
 			nen--;

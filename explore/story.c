@@ -296,8 +296,9 @@ void step_words(const struct explorer *ex, const struct xstep *st, char *buf, si
 		snprintf(buf, len, "w%u wakes up at %.3f s", st->w, (double)st->now_ns / 1e9);
 		return;
 	}
-	if (st->state == SS_BLOCKED) {
-		snprintf(buf, len, "w%u looks again (its %s found the lock taken)", st->w, op_verb(st->fsop));
+	if (st->state == SS_BLOCKED) { /* fsx_flock: the grant out of the wait is the next try */
+		snprintf(buf, len, "w%u tries its %s of %s again -> %s", st->w, op_verb(st->fsop), rel(ex, st->path),
+			 st->result < 0 ? errname(st->err) : "ok");
 		return;
 	}
 	if (st->fsop == FSX_POINT) {

@@ -860,10 +860,20 @@ int fsx_flock(int fd, int op)
 {
 	if (fsx_sched && !fsx_compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
 		/* a blocking flock would stop the whole execution in the kernel:
-		 * try, and wait for another worker's step while it is taken */
-		int r;
-		while ((r = fsx_flock(fd, op | LOCK_NB)) != 0 && errno == EWOULDBLOCK)
+		 * try, and while it is taken wait until a step of another may
+		 * have let it go; the grant out of the wait is the next try's
+		 * step (one decision, as the kernel's wake-up is one event) */
+		int r = fsx_flock(fd, op | LOCK_NB);
+		while (r != 0 && errno == EWOULDBLOCK) {
 			sched_block();
+			sched_xf.kind = SXF_NONE; /* the first try's: a fault is chosen for an announced call only */
+			fsx_compound++;
+			r = fsx_flock(fd, op | LOCK_NB);
+			int err = errno;
+			fsx_compound--;
+			sched_result(r, err);
+			errno = err;
+		}
 		return r;
 	}
 	int inj = fsx_enter(FSX_FLOCK, path_of(fd));
