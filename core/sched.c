@@ -427,7 +427,7 @@ void sched_step(int fsop, const char *path, const char *path2)
 	copy_path(me->path, path);
 	copy_path(me->path2, path2);
 	yield(SS_STEP);
-	if (fsop == FSX_FLOCK || fsop == FSX_CLOSE || fsop == FSX_KILL) /* granted: it runs now */
+	if (fsop == FSX_CLOSE || fsop == FSX_KILL) /* granted: it runs now (a flock: sched_may_release) */
 		me_s->ahead.release_epoch++;
 	sched_xf = me->xf;
 	me->xf.kind = SXF_NONE;
@@ -465,6 +465,11 @@ void sched_sleep(int64_t ms)
 	yield(SS_SLEEP); /* the step before the sleep keeps its call's result */
 	me->result = 0;
 	me->err = 0;
+}
+
+void sched_may_release(void)
+{
+	me_s->ahead.release_epoch++;
 }
 
 void sched_block(void)

@@ -20,7 +20,9 @@
  *   sched_sleep(ms)              wait until the virtual clock passes now+ms
  *   sched_block()                a step found its object busy (flock): wait
  *                                until another worker's step may have let it
- *                                go (a flock, a close, a kill, an end, a death)
+ *                                go (an unlock, a close, a kill, an end, a death)
+ *   sched_may_release()          this step may let a lock go (a flock unlock
+ *                                or shared lock; sched_step counts a close)
  *   sched_point(name)            coverage; the label of the next step
  *   sched_finish()               this execution's work is done: wait until
  *                                the controller starts the next one
@@ -171,8 +173,8 @@ struct sched_ahead {
 	int32_t prio[SCHED_MAX_WORKERS];
 	int64_t pause_until[SCHED_MAX_WORKERS]; /* a pause or split write: not before this clock */
 	uint32_t blocked_at[SCHED_MAX_WORKERS]; /* SS_BLOCKED: runnable once release_epoch passes this */
-	uint32_t release_epoch;      /* moves at each step that may let a lock go: a flock, a close, a
-				      * kill, a worker's end or death (what a blocked flock waits for) */
+	uint32_t release_epoch;      /* moves at each step that may let a lock go: an unlock, a close,
+				      * a kill, a worker's end or death (what a blocked flock waits for) */
 	uint32_t n;                  /* decisions in step[] */
 	struct sched_ahead_step step[SCHED_AHEAD];
 };
@@ -240,6 +242,7 @@ void sched_step(int fsop, const char *path, const char *path2);
 void sched_result(int r, int err);
 void sched_sleep(int64_t ms);
 void sched_block(void);
+void sched_may_release(void);
 void sched_point(const char *name);
 void sched_finish(void);
 int64_t sched_now_ns(void);

@@ -879,6 +879,8 @@ int fsx_flock(int fd, int op)
 	int inj = fsx_enter(FSX_FLOCK, path_of(fd));
 	if (inj)
 		return fsx_injected(FSX_FLOCK, inj);
+	if (fsx_sched && (op & (LOCK_UN | LOCK_SH))) /* an unlock, or an exclusive one made shared */
+		sched_may_release();
 	int r;
 	while ((r = flock(fd, op)) == -1 && errno == EINTR)
 		;
