@@ -124,6 +124,7 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	sched_ahead_off(s);
 	memset(s->ahead.pause_until, 0, sizeof s->ahead.pause_until);
 	memset(s->ahead.blocked_at, 0, sizeof s->ahead.blocked_at);
+	memset(s->ahead.acted, 0, sizeof s->ahead.acted);
 	s->ahead.release_epoch = 0;
 }
 
@@ -268,6 +269,7 @@ unsigned sched_run_order(const struct sched *s, const int *enabled, int current,
 
 static struct sched *me_s;
 static struct sched_slot *me;
+static uint32_t ran_fsop = FSX_OP_COUNT; /* the call of the step this worker was granted last */
 
 void sched_attach(struct sched *s, unsigned id)
 {
@@ -322,6 +324,7 @@ static int ahead_decide(uint32_t state)
 	/* how the step that ends here ended: the controller's bookkeeping */
 	if (state == SS_BLOCKED)
 		a->blocked_at[self] = a->release_epoch;
+	a->acted[self] = me->result >= 0 && ran_fsop < 32 && (a->act_fsops >> ran_fsop & 1u); /* as x_step_end */
 	atomic_store(&me->state, state); /* (still ours: nobody else runs) */
 	int enabled[SCHED_MAX_WORKERS], live[SCHED_MAX_WORKERS];
 	unsigned nlive, nblocked;
@@ -344,6 +347,10 @@ static int ahead_decide(uint32_t state)
 			if (a->watch_unstarted && live[i] && !o->started)
 				return -1;
 		}
+	if (a->decisions >= a->acted_watch_from)
+		for (unsigned i = 0; i < me_s->n; i++)
+			if (live[i] && a->acted[i])
+				return -1;
 	unsigned nrun = sched_run_order(me_s, enabled, a->current, order);
 	unsigned pick = 0;
 	if (a->mode == SA_RANDOM)
@@ -387,6 +394,7 @@ static void yield(uint32_t state)
 	uint32_t g = atomic_load(&me->grant);
 	const int32_t self = (int32_t)(me - me_s->w);
 	if (me_s->starting == self) { /* sched_start_all: started; the next one starts */
+		ran_fsop = FSX_OP_COUNT; /* a start is no step: it acted in nothing */
 		me_s->start_to[self] = me_s->jmem.n;
 		if ((unsigned)self + 1 < me_s->n) {
 			struct sched_slot *to = &me_s->w[self + 1];
@@ -396,6 +404,7 @@ static void yield(uint32_t state)
 			atomic_store(&me->state, state);
 			bump_and_wake(&to->grant, &to->asleep);
 			wait_change(&me->grant, g, &me->asleep);
+			ran_fsop = me->fsop;
 			return;
 		}
 		me_s->starting = -1;
@@ -408,17 +417,20 @@ static void yield(uint32_t state)
 		struct sched_slot *to = &me_s->w[next];
 		if (to == me) {
 			atomic_store(&me->state, SS_RUNNING);
+			ran_fsop = me->fsop;
 			return;
 		}
 		atomic_store(&to->state, SS_RUNNING);
 		bump_and_wake(&to->grant, &to->asleep);
 		wait_change(&me->grant, g, &me->asleep);
+		ran_fsop = me->fsop;
 		return;
 	}
 	atomic_store(&me->state, state);
 	atomic_store(&me_s->ahead.handed, 0); /* the controller's turn (quiet() waits for it) */
 	bump_and_wake(&me_s->ctl, &me_s->ctl_asleep);
 	wait_change(&me->grant, g, &me->asleep);
+	ran_fsop = me->fsop;
 }
 
 void sched_step(int fsop, const char *path, const char *path2)

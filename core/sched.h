@@ -159,8 +159,13 @@ struct sched_ahead {
 	uint32_t watch_from;         /* from this decision on, the controller's too when a fault of */
 	uint32_t fsop_watch;         /* the strategy's may be offered: at a runnable worker's announced */
 	uint8_t watch_unstarted;     /* call in this mask (1 << FSX_*), or while a live one has not started */
-	uint8_t stalls_out, crashes_out; /* the execution's stalls (crashes) are all used: a planned one
-					 * offers nothing, so its decision is the workers' as any other */
+	uint32_t act_fsops;          /* the calls that act when they succeed (1 << FSX_*) ... */
+	uint8_t acted[SCHED_MAX_WORKERS]; /* ... and whether each worker's last step did (x_step_acted) */
+	uint32_t acted_watch_from;   /* from this decision on, the controller's while a live worker has
+				      * acted (a crash the strategy aimed at one waits for it) */
+	uint32_t kinds_out;          /* the explorer's fault kinds (1 << kind) it offers no more in this
+				      * execution (budget used up): one planned of these is no reason
+				      * to hand a decision back */
 	uint32_t decisions;          /* the next decision's number */
 	uint32_t nstep, max_steps;   /* steps so far in the execution, its bound */
 	uint32_t permille;           /* SA_TAIL */

@@ -441,12 +441,27 @@ static int x_take_ahead(struct explorer *ex, struct xexec *x, struct xstep **las
 	return 0;
 }
 
+/* The fault kinds x_fault_opts (and the stall and crash options) offer no
+ * more in this execution, STALLS and CRASHES made and USED of the others:
+ * a planned one of them offers nothing (x_faults_pick draws nothing), so
+ * its decision is the workers' as any other. */
+static uint32_t x_kinds_out(const struct explorer *ex, unsigned stalls, unsigned crashes, const unsigned *used)
+{
+	uint32_t out = 0;
+	if (stalls >= ex->cfg->max_stalls)
+		out |= 1u << XK_STALL | 1u << XK_PAUSE;
+	if (crashes >= ex->cfg->max_crashes)
+		out |= 1u << XK_CRASH;
+	for (unsigned k = XK_ERRNO; k < XK__COUNT && k < 32; k++)
+		if (used[k] >= ex->cfg->maxf[k] || (k == XK_POWER && !mfs_on()))
+			out |= 1u << k;
+	return out;
+}
+
 /* Set up the hand-off (core/sched.h) from decision AT, step NSTEP on, W
- * having run last; STALLS_OUT (CRASHES_OUT): the execution's stalls
- * (crashes) are used up, so a planned one offers nothing (x_faults_pick)
- * and its decision is the workers' as any other. */
+ * having run last; KINDS_OUT: x_kinds_out. */
 static void x_hand_over(struct explorer *ex, const struct xahead *ah, void *ctx, uint32_t at, uint32_t nstep, int32_t w,
-			uint32_t run_steps, int stalls_out, int crashes_out)
+			uint32_t run_steps, uint32_t kinds_out)
 {
 	struct sched_ahead *a = &ex->s->ahead;
 	a->decisions = at;
@@ -455,8 +470,9 @@ static void x_hand_over(struct explorer *ex, const struct xahead *ah, void *ctx,
 	a->current = w;
 	a->run_steps = run_steps;
 	a->step_ns = X_STEP_NS;
-	a->stalls_out = (uint8_t)stalls_out;
-	a->crashes_out = (uint8_t)crashes_out;
+	a->kinds_out = kinds_out;
+	a->act_fsops = X_ACT_FSOPS;
+	a->acted_watch_from = UINT32_MAX; /* (x_faults_ahead: an aimed crash) */
 	a->n = 0;
 	ah->give(ctx, at, a);
 }
@@ -511,7 +527,8 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	const int handing = ah && !ex->no_handoff && !ex->calibrating;
 	if (handing) { /* the last to start may take the first decisions (sched_start_all) */
 		s->start_silent = STORY_SILENT_EVENTS;
-		x_hand_over(ex, ah, ctx, 0, 0, -1, 0, ex->cfg->max_stalls == 0, ex->cfg->max_crashes == 0);
+		const unsigned none[XK__COUNT] = { 0 };
+		x_hand_over(ex, ah, ctx, 0, 0, -1, 0, x_kinds_out(ex, 0, 0, none));
 	}
 	sched_start_all(s);
 	if (x_quiet(ex, x))
@@ -539,7 +556,8 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	uint32_t *blocked_at = s->ahead.blocked_at;  /* shared: the workers decide by them too */
 	int64_t *pause_until = s->ahead.pause_until; /* pause: not before this virtual time */
 	struct xstep *last = NULL;
-	uint8_t acted[SCHED_MAX_WORKERS] = { 0 }; /* each worker's last step made, opened, wrote or removed */
+	uint8_t *acted = s->ahead.acted; /* each worker's last step made, opened, wrote or removed (shared:
+					  * the workers of the hand-off keep it too; sched_reset clears it) */
 	if (s->ahead.mode != SA_OFF) { /* the decisions the last to start took */
 		if (x_take_ahead(ex, x, &last, &current, &run_steps, acted) != 0) {
 			x_harness(x, "out of memory");
@@ -668,7 +686,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			last = st;
 			if (handing) /* the next decisions the workers may take */
 				x_hand_over(ex, ah, ctx, x->decisions, (uint32_t)x->nstep, (int32_t)w, run_steps,
-					    stalls >= ex->cfg->max_stalls, crashes >= ex->cfg->max_crashes);
+					    x_kinds_out(ex, stalls, crashes, used));
 			sched_ahead_grant(s, w);
 			if (x_quiet(ex, x))
 				goto fail;

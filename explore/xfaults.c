@@ -306,14 +306,7 @@ unsigned x_errno_class(unsigned fsop)
 
 int x_step_acted(const struct xstep *st)
 {
-	if (!x_ran(st->kind) || st->result < 0)
-		return 0;
-	switch (st->fsop) {
-	case FSX_MKDIR: case FSX_RMDIR: case FSX_UNLINK: case FSX_RENAME: case FSX_LINK: case FSX_WRITE: case FSX_OPEN:
-		return 1;
-	default:
-		return 0;
-	}
+	return x_ran(st->kind) && st->result >= 0 && st->fsop < 32 && (X_ACT_FSOPS >> st->fsop & 1u);
 }
 
 static unsigned atom_of(const struct xdec *d, const struct xopt *o)
@@ -539,24 +532,33 @@ unsigned x_faults_run(const struct xfaults *f, struct prng *r, const struct xdec
 
 void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
 {
-	uint32_t lim = UINT32_MAX, watch = UINT32_MAX, mask = 0;
+	uint32_t lim = UINT32_MAX, watch = UINT32_MAX, mask = 0, acted_from = UINT32_MAX;
 	int unstarted = 0;
 	for (unsigned i = 0; i < 4; i++) {
-		if (!a->stalls_out && f->stall_at[i] >= at && f->stall_at[i] < lim)
+		if (!(a->kinds_out >> XK_STALL & 1u) && f->stall_at[i] >= at && f->stall_at[i] < lim)
 			lim = f->stall_at[i];
-		if (!a->crashes_out && f->crash_at[i] >= at && f->crash_at[i] < lim)
+		if (!(a->kinds_out >> XK_CRASH & 1u) && f->crash_at[i] >= at && f->crash_at[i] < lim)
 			lim = f->crash_at[i];
 		if (f->f_at[i] == UINT32_MAX || f->f_then[i]) /* (the second of a pair: after the first fired) */
+			continue;
+		if (a->kinds_out >> f->f_kind[i] & 1u) /* never offered again: it cannot fire (x_faults_pick) */
 			continue;
 		/* pending: picked at the first decision from f_at that offers it
 		 * (x_fault_opts); those offered at a call, or at a worker's start,
 		 * are watched for, the others offered at any decision */
 		uint32_t from = f->f_at[i] < at ? at : f->f_at[i], m = 0;
 		switch (f->f_kind[i]) {
-		case XK_ERRNO:
+		case XK_ERRNO: /* (aimed: at a call of its class only, slot_match) */
 			for (unsigned op = 0; op < FSX_OP_COUNT; op++)
-				m |= (x_op_errs(op)[0] >= 0) << op;
+				m |= (x_op_errs(op)[0] >= 0 && (!f->f_aim[i] || x_errno_class(op) + 1 == f->f_aim[i])) << op;
 			break;
+		case XK_CRASH:
+			if (f->f_aim[i]) { /* at a worker whose last step acted (slot_match) */
+				acted_from = from < acted_from ? from : acted_from;
+				continue;
+			}
+			lim = from < lim ? from : lim;
+			continue;
 		case XK_SHORT: case XK_SPLIT: m = 1u << FSX_WRITE; break;
 		case XK_PIDREUSE: case XK_PIDDEAD: m = 1u << FSX_KILL; break;
 		case XK_OTHERHOST: unstarted = 1; break;
@@ -568,6 +570,7 @@ void x_faults_ahead(const struct xfaults *f, uint32_t at, struct sched_ahead *a)
 		watch = from < watch ? from : watch;
 	}
 	a->limit = lim;
+	a->acted_watch_from = acted_from;
 	a->watch_from = watch;
 	a->fsop_watch = mask;
 	a->watch_unstarted = (uint8_t)unstarted;

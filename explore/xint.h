@@ -221,6 +221,11 @@ void x_faults_draw(struct xfaults *f, struct prng *r, uint32_t kest, const struc
 /* the atoms decision D offers (engine.c ORs them into xexec.atoms); the errno class of a call */
 uint64_t x_atoms_offered(const struct xdec *d);
 unsigned x_errno_class(unsigned fsop);
+/* The calls whose success makes a step one that acted (x_step_acted; the
+ * workers of the hand-off judge their own steps by it too). */
+#define X_ACT_FSOPS                                                                                    \
+	(1u << FSX_MKDIR | 1u << FSX_RMDIR | 1u << FSX_UNLINK | 1u << FSX_RENAME | 1u << FSX_LINK |  \
+	 1u << FSX_WRITE | 1u << FSX_OPEN)
 /* a step that made, opened, wrote or removed something (a focused crash may aim after it) */
 int x_step_acted(const struct xstep *st);
 int x_faults_pick(struct xfaults *f, struct prng *r, const struct xdec *d, unsigned *pick);
