@@ -121,6 +121,8 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
 	s->starting = -1;
+	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
+		s->w[i].die = 0;
 	sched_ahead_off(s);
 	memset(s->ahead.pause_until, 0, sizeof s->ahead.pause_until);
 	memset(s->ahead.blocked_at, 0, sizeof s->ahead.blocked_at);
@@ -194,6 +196,12 @@ void sched_grant(struct sched *s, unsigned w)
 	struct sched_slot *sl = &s->w[w];
 	atomic_store(&sl->state, SS_RUNNING);
 	bump_and_wake(&sl->grant, &sl->asleep);
+}
+
+void sched_kill(struct sched *s, unsigned w)
+{
+	s->w[w].die = 1;
+	sched_grant(s, w);
 }
 
 void sched_start_all(struct sched *s)
@@ -270,6 +278,26 @@ unsigned sched_run_order(const struct sched *s, const int *enabled, int current,
 static struct sched *me_s;
 static struct sched_slot *me;
 static uint32_t ran_fsop = FSX_OP_COUNT; /* the call of the step this worker was granted last */
+static sigjmp_buf *die_to;                /* sched_kill's way out */
+
+void sched_die_to(sigjmp_buf *b)
+{
+	die_to = b;
+}
+
+/* After a wait: a grant that is this worker's death (sched_kill) leaves
+ * everything it was doing; what a new process would not have is reset. */
+static void granted(void)
+{
+	if (__builtin_expect(!me->die, 1))
+		return;
+	me->die = 0;
+	ran_fsop = FSX_OP_COUNT;
+	memset(&sched_xf, 0, sizeof sched_xf);
+	if (die_to)
+		siglongjmp(*die_to, 1);
+	_exit(0); /* (nobody to go back to: die for real) */
+}
 
 void sched_attach(struct sched *s, unsigned id)
 {
@@ -404,6 +432,7 @@ static void yield(uint32_t state)
 			atomic_store(&me->state, state);
 			bump_and_wake(&to->grant, &to->asleep);
 			wait_change(&me->grant, g, &me->asleep);
+			granted();
 			ran_fsop = me->fsop;
 			return;
 		}
@@ -423,6 +452,7 @@ static void yield(uint32_t state)
 		atomic_store(&to->state, SS_RUNNING);
 		bump_and_wake(&to->grant, &to->asleep);
 		wait_change(&me->grant, g, &me->asleep);
+		granted();
 		ran_fsop = me->fsop;
 		return;
 	}
@@ -430,6 +460,7 @@ static void yield(uint32_t state)
 	atomic_store(&me_s->ahead.handed, 0); /* the controller's turn (quiet() waits for it) */
 	bump_and_wake(&me_s->ctl, &me_s->ctl_asleep);
 	wait_change(&me->grant, g, &me->asleep);
+	granted();
 	ran_fsop = me->fsop;
 }
 

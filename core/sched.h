@@ -37,6 +37,7 @@
 #ifndef LS_SCHED_H
 #define LS_SCHED_H
 
+#include <setjmp.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -105,6 +106,7 @@ struct sched_slot {
 	uint8_t restarts;            /* its restarts (power loss, a restart choice): a new process each */
 	uint8_t boot;                /* power losses so far: a restarted worker is a new process, */
 	uint32_t op_base;            /* with new pids (sched_vpid) and op numbers from op_base on */
+	uint8_t die;                 /* the next grant is its death (sched_kill) */
 } __attribute__((aligned(64)));
 
 /*
@@ -214,6 +216,13 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops);
  * died (*dead gets its index then, else -1). */
 int sched_wait_quiet(struct sched *s, int timeout_ms, int *dead);
 void sched_grant(struct sched *s, unsigned w);
+/* W's crash without the cost of a process: granted, it gives up whatever
+ * it was doing and goes back to where sched_die_to's buffer was set (it
+ * waits there in sched_finish, as a new process would).  Wait for it with
+ * sched_wait_quiet. */
+void sched_kill(struct sched *s, unsigned w);
+/* Worker side: where sched_kill sends this process (siglongjmp). */
+void sched_die_to(sigjmp_buf *b);
 /* Start workers 0..n-1 one after another, each running up to its first
  * yield: each grants the next itself, the last wakes the controller
  * (start_from/start_to: what each wrote), or, with the decisions handed

@@ -147,8 +147,16 @@ static _Noreturn void x_worker(struct explorer *ex, unsigned id)
 	journal_clock_ns = x_clock;
 	sched_attach(ex->s, id);
 	mfs_attach((int)id);
+	static sigjmp_buf died;
+	sched_die_to(&died);
 	for (;;) {
 		sched_finish(); /* ready: wait for the start of an execution */
+		if (sigsetjmp(died, 0) != 0) { /* a crash choice (x_kill_one): it waits for its */
+			fsx_forget_process();   /* next start as a new process would (worker_run */
+			mfs_forget_process();   /* sets up everything else again) */
+			lock_forget_process();
+			continue;
+		}
 		x_worker_exec(ex, id);
 	}
 }
@@ -189,6 +197,7 @@ static void x_kill_all(struct explorer *ex, unsigned n)
 		if (ex->s->w[i].pid > 0) {
 			x_reap(ex, i, ex->s->w[i].pid);
 			ex->s->w[i].pid = 0;
+			ex->deaths[i] = 0;
 			atomic_store(&ex->s->w[i].state, SS_DONE);
 		}
 }
@@ -200,11 +209,26 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	struct sched_slot *sl = &ex->s->w[w];
 	x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash(point), 0);
 	pid_t pid = sl->pid;
+	int dead;
+	/* On the modelled file system a crash needs no new process: everything
+	 * the worker held is the model's (mfs_proc_gone), and the process waits
+	 * for its next start as a new one would (sched_kill).  A fork and an
+	 * exit cost more than many executions here.  Each process lives
+	 * through X_DEATHS of them at most, so what a worker killed in the
+	 * middle of something leaves in its memory stays bounded. */
+	if (pid > 0 && mfs_on() && !ex->body && !ex->fork_crash && ex->deaths[w] < X_DEATHS) {
+		sched_kill(ex->s, w);
+		if (sched_wait_quiet(ex->s, X_QUIET_TIMEOUT_MS, &dead) == 0) {
+			ex->deaths[w]++;
+			pid = 0; /* alive, and parked */
+		}
+	}
 	if (pid > 0) { /* never kill(0): that is the caller's whole group */
 		kill(pid, SIGKILL);
 		x_reap(ex, w, pid);
+		sl->pid = 0;
+		ex->deaths[w] = 0;
 	}
-	sl->pid = 0;
 	if (mfs_on()) /* its descriptors close */
 		mfs_proc_gone((int)w);
 	ex->s->ahead.release_epoch++; /* and its locks go: a blocked flock may try again */
@@ -351,6 +375,7 @@ static int x_fork(struct explorer *ex, unsigned i)
 		return -1;
 	}
 	s->w[i].pid = pid;
+	ex->deaths[i] = 0;
 	return 0;
 }
 
@@ -363,7 +388,7 @@ static int x_restart(struct explorer *ex, const struct xshape *sh, unsigned i, u
 	r->op_base = base;
 	r->boot = (uint8_t)boot;
 	r->restarts++;
-	return x_fork(ex, i);
+	return r->pid > 0 ? 0 : x_fork(ex, i); /* (a process x_kill_one kept waits already) */
 }
 
 static int x_harness(struct xexec *x, const char *fmt, ...)
@@ -896,6 +921,8 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 	ex->s->yield_points = cfg->points;
 	const char *nh = getenv("LOCKSTORM_NO_HANDOFF"); /* the test that proves the hand-off changes nothing */
 	ex->no_handoff = nh && strcmp(nh, "1") == 0;
+	const char *fc = getenv("LOCKSTORM_FORK_CRASH"); /* the test that proves a kept process changes nothing */
+	ex->fork_crash = fc && strcmp(fc, "1") == 0;
 	journal_clock_ns = x_clock;
 	journal_point_name = point_name;
 	journal_open_mem(&ex->ctl_j, &ex->s->jmem, JOURNAL_DRIVER, (int32_t)getpid());

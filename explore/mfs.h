@@ -81,6 +81,10 @@ void mfs_settle(int64_t t_ns);
 void mfs_attach(int id);
 /* Worker ID died: its descriptors close. */
 void mfs_proc_gone(int id);
+/* In the worker whose process lived through its crash (explore's
+ * x_kill_one): the directory streams in its memory are gone, as a new
+ * process would have none (the model's side is mfs_proc_gone's). */
+void mfs_forget_process(void);
 /* Power loss: every descriptor closes, whatever was not fsync'd is lost
  * (file data; entries whose directory was not fsync'd). */
 void mfs_power_loss(void);

@@ -27,6 +27,14 @@ struct mfs_dirh {
 /* This process's model streams (a real DIR * is any other pointer). */
 static struct mfs_dirh *mine[8];
 
+void mfs_forget_process(void)
+{
+	for (int i = 0; i < 8; i++) {
+		free(mine[i]);
+		mine[i] = NULL;
+	}
+}
+
 static int is_mine(const void *d)
 {
 	for (int i = 0; i < 8; i++)

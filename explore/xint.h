@@ -40,6 +40,7 @@
 #define X_LIVELOCK_STEPS 200            /* no-livelock: steps in one op without a sleep or a change */
 #define X_STEP_NS 1000                  /* the virtual clock moves 1 us per step */
 #define X_QUIET_TIMEOUT_MS 10000        /* real time one step may take before we call it hung */
+#define X_DEATHS 64                     /* crashes a worker process lives through (x_kill_one) */
 #define X_SHRINK_MAX 4000               /* executions the shrinker may spend */
 #define X_PAIRS 65536                   /* coverage: distinct step pairs remembered */
 #define X_CALIBRATE 32                  /* schedules the strategies' scale is taken from */
@@ -150,6 +151,7 @@ struct explorer {
 	pid_t zygote;            /* the process that forks the workers (engine.c), 0: none yet */
 	int zy_req, zy_ans;      /* its pipes: a slot number to it, a pid (or -errno) back */
 	int pidfd[SCHED_MAX_WORKERS]; /* each live worker's, to wait for its death (-1: none) */
+	unsigned deaths[SCHED_MAX_WORKERS]; /* crashes its process lived through (x_kill_one) */
 	cpu_set_t old_cpus;      /* the affinity before we pinned ourselves */
 	int pinned;
 	struct rundir xrd;       /* our work directory: made, marked and locked as a run's temp folder */
@@ -177,6 +179,7 @@ struct explorer {
 	void *body_arg;
 	struct journal ctl_j;    /* the controller's records (stalls, kills) */
 	int no_handoff;          /* LOCKSTORM_NO_HANDOFF=1: every decision is the controller's */
+	int fork_crash;          /* LOCKSTORM_FORK_CRASH=1: a crash kills the process (x_kill_one) */
 	int calibrating;         /* a calibration schedule (search.c): every decision the controller's too */
 };
 /* Faults in random, PCT and guided's fresh schedules (xfaults.c), drawn per

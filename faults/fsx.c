@@ -163,6 +163,16 @@ void fsx_unbind(void)
 	fsx_spin_rearm();
 }
 
+void fsx_forget_process(void)
+{
+	fsx_unbind();
+	for (int fd = 0; fd < WIN_FDS; fd++) {
+		free(fd_path[fd]);
+		fd_path[fd] = NULL;
+	}
+	fsx_win_forget();
+}
+
 const uint64_t *fsx_counts(void)
 {
 	return counts;

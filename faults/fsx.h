@@ -146,6 +146,10 @@ struct fsx_binding {
 };
 void fsx_bind(const struct fsx_binding *b);
 void fsx_unbind(void);
+/* What a new process would not have, forgotten (explore: a worker whose
+ * process lived through its crash): the paths and Windows-rule slots of
+ * its descriptors, and the binding. */
+void fsx_forget_process(void);
 /* Calls counted in this process so far (FSX_OP_COUNT entries). */
 const uint64_t *fsx_counts(void);
 /* ns when this worker's last created lock object was made (0: none since reset). */

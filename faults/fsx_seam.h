@@ -70,6 +70,7 @@ void fsx_obj_removed(struct fsx_obj_id id);
 void fsx_win_note_removed(const char *path);
 int fsx_win_delete_pending(const char *path);
 void fsx_win_note_open(int fd, const char *path);
+void fsx_win_forget(void);
 void fsx_win_note_close(int fd);
 int fsx_win_sharing(const char *path);
 

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "../core/arena.h"
 #include "../core/journal.h"
@@ -50,6 +51,11 @@ int fsx_win_delete_pending(const char *path)
 	int err = prng_below(fsx_cur.rng, 2) ? EPERM : EACCES;
 	fsx_log_event(EV_FAULT, err, FK_ERRNO, (int64_t)point_hash("fs/mkdir"), 0);
 	return err;
+}
+
+void fsx_win_forget(void)
+{
+	memset(win_fd_slot, 0, sizeof win_fd_slot);
 }
 
 void fsx_win_note_open(int fd, const char *path)

@@ -204,6 +204,11 @@ void lock_setup_exact(struct lock *lk, const int64_t *us);
 /* Set param I to V (unscaled, as given): lk->param[I] and lk->us[I]. */
 void lock_param_set(struct lock *lk, int i, int64_t v);
 
+/* What a new process would not have, forgotten (explore: a worker whose
+ * process lived through its crash): the protocols' process-wide memory
+ * (lockfile-recorded's readings of the locks its module instances hold). */
+void lock_forget_process(void);
+
 /* The protocols. */
 extern const struct lock_ops mkdir_legacy_ops;
 extern const struct lock_ops mkdir_owner_ops;

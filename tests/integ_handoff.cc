@@ -4,7 +4,8 @@
  * searches with it and without it (LOCKSTORM_NO_HANDOFF=1) make the same
  * decisions, so they find the same failures at the same schedules, take the
  * same number of steps and write the same counterexample files, byte for
- * byte.  Each case stops at a schedule count (never a time budget): the
+ * byte.  So does a crash that keeps the worker's process (the modelled file
+ * system's, x_kill_one) against one that kills it (LOCKSTORM_FORK_CRASH=1).  Each case stops at a schedule count (never a time budget): the
  * verdicts do not depend on the machine's speed.
  */
 #include <dirent.h>
@@ -35,11 +36,11 @@ static std::string without(std::string json, const std::string &key)
 	return json;
 }
 
-static Search search(const std::string &args, bool handoff)
+static Search search(const std::string &args, const std::string &env)
 {
 	ScratchDir out;
 	Search s;
-	CmdResult r = run_cmd(std::string("/usr/bin/env LOCKSTORM_NO_HANDOFF=") + (handoff ? "0" : "1") + " " + BIN +
+	CmdResult r = run_cmd("/usr/bin/env " + env + " " + BIN +
 			      " explore " + args + " --time-budget 20m -q --json " + out.path + "/x.json -o " +
 			      out.path + "/out");
 	s.status = r.status;
@@ -54,9 +55,10 @@ static Search search(const std::string &args, bool handoff)
 	return s;
 }
 
-static void same_both_ways(const std::string &args, int status)
+static void same_both_ways(const std::string &args, int status,
+			   const std::string &env_a = "LOCKSTORM_NO_HANDOFF=1", const std::string &env_b = "LOCKSTORM_NO_HANDOFF=0")
 {
-	Search a = search(args, false), b = search(args, true);
+	Search a = search(args, env_a), b = search(args, env_b);
 	EXPECT_EQ(a.status, status) << args;
 	EXPECT_EQ(b.status, a.status) << args;
 	EXPECT_NE(a.summary.find("\"steps\""), std::string::npos) << args << ": " << a.summary;
@@ -64,7 +66,7 @@ static void same_both_ways(const std::string &args, int status)
 	EXPECT_EQ(b.files.size(), a.files.size()) << args;
 	for (const auto &f : a.files) {
 		auto g = b.files.find(f.first);
-		ASSERT_NE(g, b.files.end()) << args << ": " << f.first << " only without the hand-off";
+		ASSERT_NE(g, b.files.end()) << args << ": " << f.first << " only with " << env_a;
 		EXPECT_EQ(g->second, f.second) << args << ": " << f.first << " differs";
 	}
 }
@@ -83,4 +85,19 @@ TEST(IntegHandoff, PctGuidedAndTheRealFileSystemToo)
 	same_both_ways("-p lockfile-recorded -n 2 --ops 2 --strategy guided --schedules 400 --all --no-shrink", 1);
 	same_both_ways("-p mkdir-legacy -n 2 --ops 2 --schedules 200 --fs real --all --no-shrink", 1);
 	same_both_ways("-p pidlock -w hold -n 2 --ops 3 --schedules 300 --all --no-shrink --fs model:reuse=never", 1);
+}
+
+/* Every kind that ends a process: crashes, restarts (the same pid again),
+ * power losses (every worker at once); a protocol with process-wide memory
+ * (lockfile-recorded's readings), directory listings a crash interrupts
+ * (mkdir-owner's), more than X_DEATHS crashes of one slot in a search. */
+TEST(IntegHandoff, ACrashThatKeepsTheProcessDecidesAsOneThatKillsIt)
+{
+	const std::string fork = "LOCKSTORM_FORK_CRASH=1", keep = "LOCKSTORM_FORK_CRASH=0";
+	same_both_ways("-p lockfile-recorded -n 3 --ops 2 --max-faults crash=3,restart=2 --schedules 400 --all", 1, fork,
+		       keep);
+	same_both_ways("-p mkdir-owner -n 2 --ops 2 --max-faults all=2,power-loss=1 --schedules 400 --all --no-shrink", 1,
+		       fork, keep);
+	same_both_ways("-p mkdir-legacy --param form=try -n 2 --ops 2 --fs model:windows --schedules 300 --all --no-shrink",
+		       1, fork, keep);
 }
