@@ -415,6 +415,23 @@ static int ahead_decide(uint32_t state)
 	return (int)w;
 }
 
+/* Sleep until the grant counter moves past G; the step granted is the one
+ * announced (or this worker's death). */
+static void wait_for_grant(uint32_t g)
+{
+	wait_change(&me->grant, g, &me->asleep);
+	granted();
+	ran_fsop = me->fsop;
+}
+
+/* Grant TO (it runs at once: nobody else does) and wait for our own grant. */
+static void hand_to(struct sched_slot *to, uint32_t g)
+{
+	atomic_store(&to->state, SS_RUNNING);
+	bump_and_wake(&to->grant, &to->asleep);
+	wait_for_grant(g);
+}
+
 /* Announce STATE and sleep until granted (or, handed the decision, go on at
  * once or grant the one picked: sched.h's hand-off). */
 static void yield(uint32_t state)
@@ -428,12 +445,8 @@ static void yield(uint32_t state)
 			struct sched_slot *to = &me_s->w[self + 1];
 			me_s->starting = self + 1;
 			me_s->start_from[self + 1] = me_s->jmem.n;
-			atomic_store(&to->state, SS_RUNNING);
-			atomic_store(&me->state, state);
-			bump_and_wake(&to->grant, &to->asleep);
-			wait_change(&me->grant, g, &me->asleep);
-			granted();
-			ran_fsop = me->fsop;
+			atomic_store(&me->state, state); /* (not quiet yet: sched_start_all's handed) */
+			hand_to(to, g);
 			return;
 		}
 		me_s->starting = -1;
@@ -449,19 +462,13 @@ static void yield(uint32_t state)
 			ran_fsop = me->fsop;
 			return;
 		}
-		atomic_store(&to->state, SS_RUNNING);
-		bump_and_wake(&to->grant, &to->asleep);
-		wait_change(&me->grant, g, &me->asleep);
-		granted();
-		ran_fsop = me->fsop;
+		hand_to(to, g);
 		return;
 	}
 	atomic_store(&me->state, state);
 	atomic_store(&me_s->ahead.handed, 0); /* the controller's turn (quiet() waits for it) */
 	bump_and_wake(&me_s->ctl, &me_s->ctl_asleep);
-	wait_change(&me->grant, g, &me->asleep);
-	granted();
-	ran_fsop = me->fsop;
+	wait_for_grant(g);
 }
 
 void sched_step(int fsop, const char *path, const char *path2)

@@ -502,6 +502,23 @@ static void x_hand_over(struct explorer *ex, const struct xahead *ah, void *ctx,
 	ah->give(ctx, at, a);
 }
 
+/* After a grant with the decisions handed over: take in those the workers
+ * took (x_take_ahead), give the strategy its state back, and the
+ * decisions are the controller's again.  -1: out of memory. */
+static int x_take_back(struct explorer *ex, struct xexec *x, const struct xahead *ah, void *ctx, struct xstep **last,
+		       int *current, uint32_t *run_steps, uint8_t *acted)
+{
+	struct sched *s = ex->s;
+	int r = 0;
+	if (s->ahead.mode != SA_OFF) {
+		r = x_take_ahead(ex, x, last, current, run_steps, acted);
+		if (r == 0 && ah->take)
+			ah->take(ctx, &s->ahead);
+	}
+	sched_ahead_off(s);
+	return r;
+}
+
 int x_exec(struct explorer *ex, const struct xshape *sh, xchoose choose, void *ctx, struct xexec *x)
 {
 	return x_exec_ahead(ex, sh, choose, NULL, ctx, x);
@@ -583,15 +600,10 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	struct xstep *last = NULL;
 	uint8_t *acted = s->ahead.acted; /* each worker's last step made, opened, wrote or removed (shared:
 					  * the workers of the hand-off keep it too; sched_reset clears it) */
-	if (s->ahead.mode != SA_OFF) { /* the decisions the last to start took */
-		if (x_take_ahead(ex, x, &last, &current, &run_steps, acted) != 0) {
-			x_harness(x, "out of memory");
-			goto fail;
-		}
-		if (ah->take)
-			ah->take(ctx, &s->ahead);
+	if (x_take_back(ex, x, ah, ctx, &last, &current, &run_steps, acted) != 0) { /* what the last to start decided */
+		x_harness(x, "out of memory");
+		goto fail;
 	}
-	sched_ahead_off(s);
 	for (;;) {
 		/* what the last step did */
 		if (last) {
@@ -715,15 +727,10 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 			sched_ahead_grant(s, w);
 			if (x_quiet(ex, x))
 				goto fail;
-			if (s->ahead.mode != SA_OFF) {
-				if (x_take_ahead(ex, x, &last, &current, &run_steps, acted) != 0) {
-					x_harness(x, "out of memory");
-					goto fail;
-				}
-				if (ah->take)
-					ah->take(ctx, &s->ahead);
+			if (x_take_back(ex, x, ah, ctx, &last, &current, &run_steps, acted) != 0) {
+				x_harness(x, "out of memory");
+				goto fail;
 			}
-			sched_ahead_off(s);
 		} else if (x_sticky_kind(st->kind)) {
 			st->rec_to = s->jmem.n;
 		} else if (st->kind == XK_STALL) {
