@@ -16,6 +16,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "testutil.h"
 
@@ -57,6 +58,25 @@ static std::set<std::string> scratch_dirs(const std::string &base)
 }
 
 /* Explore, check the find and its story, then replay the saved file REPEAT times. */
+/* The names of the files in DIR that end with SUFFIX (a missing DIR is a
+ * failure of the test). */
+static std::vector<std::string> files_ending(const std::string &dir, const std::string &suffix)
+{
+	std::vector<std::string> names;
+	DIR *d = opendir(dir.c_str());
+	if (!d) {
+		ADD_FAILURE() << dir;
+		return names;
+	}
+	while (struct dirent *de = readdir(d)) {
+		std::string name = de->d_name;
+		if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+			names.push_back(name);
+	}
+	closedir(d);
+	return names;
+}
+
 static void find_and_replay(const std::string &args, const std::string &invariant, int repeat)
 {
 	ScratchDir dir;
@@ -215,20 +235,13 @@ TEST(IntegExplore, SavedCounterexamplesStillReplay)
 {
 	ScratchDir dir;
 	std::string cexdir = std::string(LS_SOURCE_DIR) + "/docs/cex";
-	DIR *d = opendir(cexdir.c_str());
-	ASSERT_TRUE(d) << cexdir;
-	int n = 0;
-	while (struct dirent *de = readdir(d)) {
-		std::string name = de->d_name;
-		if (name.size() < 6 || name.substr(name.size() - 5) != ".json")
-			continue;
-		n++;
+	std::vector<std::string> names = files_ending(cexdir, ".json");
+	for (const std::string &name : names) {
 		CmdResult r = lockstorm("replay " + cexdir + "/" + name + " -q --dir " + dir.path);
 		EXPECT_EQ(r.status, 1) << name << ": " << r.out << r.err;
 		EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << name << ": " << r.out;
 	}
-	closedir(d);
-	EXPECT_GE(n, 3);
+	EXPECT_GE(names.size(), 3u);
 }
 
 /* False alarms of the checker, each kept as the counterexample that showed
@@ -240,21 +253,14 @@ TEST(IntegExplore, KeptFalseAlarmsReplayToPass)
 {
 	ScratchDir dir;
 	std::string cexdir = std::string(LS_SOURCE_DIR) + "/tests/cex";
-	DIR *d = opendir(cexdir.c_str());
-	ASSERT_TRUE(d) << cexdir;
-	int n = 0;
-	while (struct dirent *de = readdir(d)) {
-		std::string name = de->d_name;
-		if (name.size() < 10 || name.substr(name.size() - 9) != ".cex.json")
-			continue;
-		n++;
+	std::vector<std::string> names = files_ending(cexdir, ".cex.json");
+	for (const std::string &name : names) {
 		CmdResult r = lockstorm("replay " + cexdir + "/" + name + " --dir " + dir.path);
 		EXPECT_EQ(r.status, 0) << name << ": " << r.out << r.err;
 		EXPECT_NE(r.out.find("steps: the same "), std::string::npos) << name << ": " << r.out;
 		EXPECT_NE(r.out.find("no longer happens on the saved steps"), std::string::npos) << name << ": " << r.out;
 	}
-	closedir(d);
-	EXPECT_GE(n, 1);
+	EXPECT_GE(names.size(), 1u);
 }
 
 /* Several stall lengths: the strategy picks one per stall; the file says
