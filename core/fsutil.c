@@ -3,8 +3,12 @@
  */
 #include "fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,29 +28,83 @@ int fsutil_rm_tree(const char *path)
 	return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+int fsutil_empty_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	/* one pass: removing an entry readdir has already given leaves the
+	 * others to come (POSIX leaves only the removed and added ones open) */
+	int rc = 0;
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			continue;
+		if (unlinkat(fd, name, 0) == 0 || errno == ENOENT)
+			continue;
+		/* a directory (EISDIR on Linux, EPERM elsewhere): the whole tree */
+		char sub[PATH_MAX];
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, name) >= sizeof sub) {
+			errno = ENAMETOOLONG;
+			rc = -1;
+			break;
+		}
+		if (fsutil_rm_tree(sub) != 0) {
+			rc = -1;
+			break;
+		}
+		errno = 0;
+	}
+	int saved = errno;
+	if (!de && rc == 0 && saved)
+		rc = -1;
+	closedir(d);
+	errno = saved;
+	return rc;
+}
+
 char *fsutil_slurp(const char *path, size_t *len)
 {
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	FILE *f = fopen(path, "rb");
-
 	*len = 0;
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *g = realloc(buf, cap + 1);
-			if (!g)
-				break;
-			buf = g;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
+	struct stat st;
+	/* room for the whole file and a byte more: a read that comes back
+	 * short of it, having read the size, is the end (nothing writes it
+	 * while we read), so a file is one read, not one and another that
+	 * says "end" */
+	size_t size = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+			      (uint64_t)st.st_size < SIZE_MAX / 2 ? (size_t)st.st_size : 0;
+	size_t cap = size ? size + 1 : 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
 			break;
+		n += (size_t)got;
+		if (size && n >= size && n < cap) /* short of the room, past the size: the end (not so for /proc) */
+			break;
+		if (n < cap)
+			continue;
+		char *g = realloc(buf, cap * 2 + 1);
+		if (!g)
+			break;
+		buf = g;
+		cap *= 2;
 	}
-	fclose(f);
+	close(fd);
 	if (buf)
 		buf[n] = '\0';
 	*len = n;

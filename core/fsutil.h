@@ -21,6 +21,11 @@ extern "C" {
  * when PATH does not exist; -1 with errno. */
 int fsutil_rm_tree(const char *path);
 
+/* Remove everything under the directory PATH and keep PATH itself (no
+ * symlink is followed, PATH included).  0; -1 with errno (ENOTDIR, ELOOP:
+ * PATH is not a directory; ENOENT: it is missing). */
+int fsutil_empty_dir(const char *path);
+
 /* The whole file, NUL-terminated, in a malloc'd buffer (free it), its length
  * in *len (the NUL not counted).  NULL (and *len 0) when it is missing or
  * unreadable. */

@@ -1,6 +1,7 @@
 /*
  * engine.c - the explorer's setup and one execution: fork the workers, grant their steps one at a time, check (see xint.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -169,6 +170,35 @@ static int stamp_entry(const char *path, const struct stat *st, int flag, struct
 	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
 	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
 	return 0;
+}
+
+/* What the workload's setup left in the store, and the store, as old as the
+ * virtual clock: nftw with stamp_entry, but the store's own entries from one
+ * directory read (a tree below one of them: nftw). */
+static void x_stamp_store(const char *store)
+{
+	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
+	DIR *d = opendir(store);
+	if (!d) {
+		nftw(store, stamp_entry, 16, FTW_PHYS);
+		return;
+	}
+	int fd = dirfd(d);
+	futimens(fd, ts);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			continue;
+		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
+			char sub[PATH_MAX];
+			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", store, name) < sizeof sub)
+				nftw(sub, stamp_entry, 16, FTW_PHYS);
+		} else {
+			utimensat(fd, name, ts, AT_SYMLINK_NOFOLLOW);
+		}
+	}
+	closedir(d);
 }
 
 /* Wait until worker W's process, killed, is gone: its pidfd says so (a
@@ -546,7 +576,8 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 		mfs_reset();
 		if (mfs_make_store(ex->store) != 0)
 			return x_harness(x, "cannot make %s in the model: %s", ex->store, strerror(errno));
-	} else if (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0)
+	} else if (fsutil_empty_dir(ex->store) != 0 && /* the folder stays: fewer calls than a new one */
+		   (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0))
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
@@ -555,7 +586,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	if (mfs_on()) /* what setup made is as old as the clock, and on disk */
 		mfs_settle(SCHED_EPOCH_MS * 1000000LL);
 	else
-		nftw(ex->store, stamp_entry, 16, FTW_PHYS);
+		x_stamp_store(ex->store);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
 	for (unsigned i = 0; i < n; i++)

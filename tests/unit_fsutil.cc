@@ -34,6 +34,38 @@ TEST(UnitFsutil, RmTreeRemovesEverythingAndNoLinkTarget)
 	EXPECT_EQ(fsutil_rm_tree(tree.c_str()), 0) << "missing: nothing to do";
 }
 
+TEST(UnitFsutil, EmptyDirKeepsTheFolderAndNoLinkTarget)
+{
+	ScratchDir d;
+	std::string keep = d.sub("keep"), store = d.sub("store");
+	ASSERT_EQ(mkdir(keep.c_str(), 0777), 0);
+	put(keep + "/f", "kept");
+	ASSERT_EQ(mkdir(store.c_str(), 0777), 0);
+	struct stat before, after;
+	ASSERT_EQ(stat(store.c_str(), &before), 0);
+	ASSERT_EQ(mkdir((store + "/a").c_str(), 0777), 0);
+	ASSERT_EQ(mkdir((store + "/a/b").c_str(), 0777), 0);
+	put(store + "/a/b/f", "x");
+	put(store + "/g", "y");
+	ASSERT_EQ(symlink(keep.c_str(), (store + "/link").c_str()), 0);
+	EXPECT_EQ(fsutil_empty_dir(store.c_str()), 0);
+	ASSERT_EQ(stat(store.c_str(), &after), 0);
+	EXPECT_EQ(after.st_ino, before.st_ino) << "the folder itself stays";
+	EXPECT_FALSE(exists(store + "/a"));
+	EXPECT_FALSE(exists(store + "/g"));
+	EXPECT_FALSE(exists(store + "/link"));
+	EXPECT_EQ(slurp(keep + "/f"), "kept") << "a symlink is removed, not followed";
+	EXPECT_EQ(fsutil_empty_dir(store.c_str()), 0) << "empty: nothing to do";
+
+	ASSERT_EQ(symlink(keep.c_str(), d.sub("to-keep").c_str()), 0);
+	EXPECT_EQ(fsutil_empty_dir(d.sub("to-keep").c_str()), -1) << "a symlink to a folder is not followed";
+	EXPECT_EQ(slurp(keep + "/f"), "kept");
+	errno = 0;
+	EXPECT_EQ(fsutil_empty_dir(d.sub("missing").c_str()), -1);
+	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(fsutil_empty_dir((keep + "/f").c_str()), -1) << "a file is not a folder";
+}
+
 TEST(UnitFsutil, SlurpWholeFileNulTerminated)
 {
 	ScratchDir d;
@@ -51,6 +83,12 @@ TEST(UnitFsutil, SlurpWholeFileNulTerminated)
 	put(d.sub("empty"), "");
 	buf = fsutil_slurp(d.sub("empty").c_str(), &len);
 	EXPECT_EQ(len, 0u);
+	free(buf);
+
+	/* a file whose size says 0 but that has more (/proc): read to its end */
+	buf = fsutil_slurp("/proc/self/status", &len);
+	ASSERT_NE(buf, nullptr);
+	EXPECT_NE(strstr(buf, "VmRSS"), nullptr) << "the whole of it, past its first lines";
 	free(buf);
 
 	len = 7;
