@@ -424,9 +424,13 @@ static void wait_for_grant(uint32_t g)
 	ran_fsop = me->fsop;
 }
 
+void (*sched_leaving)(void);
+
 /* Grant TO (it runs at once: nobody else does) and wait for our own grant. */
 static void hand_to(struct sched_slot *to, uint32_t g)
 {
+	if (sched_leaving)
+		sched_leaving();
 	atomic_store(&to->state, SS_RUNNING);
 	bump_and_wake(&to->grant, &to->asleep);
 	wait_for_grant(g);
@@ -465,6 +469,8 @@ static void yield(uint32_t state)
 		hand_to(to, g);
 		return;
 	}
+	if (sched_leaving)
+		sched_leaving();
 	atomic_store(&me->state, state);
 	atomic_store(&me_s->ahead.handed, 0); /* the controller's turn (quiet() waits for it) */
 	bump_and_wake(&me_s->ctl, &me_s->ctl_asleep);

@@ -259,6 +259,10 @@ void sched_block(void);
 void sched_may_release(void);
 void sched_point(const char *name);
 void sched_finish(void);
+/* Called in the worker before it lets another run (a worker it grants, the
+ * controller it wakes): what it kept for later must be done by then (the
+ * seam's file time stamps).  NULL: nothing. */
+extern void (*sched_leaving)(void);
 int64_t sched_now_ns(void);
 int64_t sched_now_ms(void);   /* wall-clock ms: SCHED_EPOCH_MS + now */
 /* The fault the last granted step suffers (a copy taken at the grant; kind

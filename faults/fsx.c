@@ -98,6 +98,8 @@ void fsx_bind(const struct fsx_binding *b)
 	fsx_cur = *b;
 	fsx_bound = 1;
 	fsx_sched = b->sched;
+	if (fsx_sched)
+		sched_leaving = fsx_vt_flush;
 	memset(fsx_fast, 0, sizeof fsx_fast);
 	fsx_aw = b->arena ? &b->arena->w[b->worker] : NULL;
 	fsx_calls = fsx_aw ? fsx_aw->calls : NULL;
@@ -165,6 +167,7 @@ void fsx_unbind(void)
 
 void fsx_forget_process(void)
 {
+	fsx_vt_flush(); /* (none: they went out before it waited) */
 	fsx_unbind();
 	for (int fd = 0; fd < WIN_FDS; fd++) {
 		free(fd_path[fd]);
@@ -358,6 +361,7 @@ int fsx_rmdir(const char *path)
 		arena_obj_lock(fsx_cur.arena);
 		id = fsx_obj_identify(path);
 	}
+	VT(fsx_vt_flush_touching(path, NULL));
 	int r = rmdir(path);
 	int err = errno;
 	if (r == 0)
@@ -424,6 +428,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 int fsx_close(int fd)
 {
 	int inj = fsx_enter(FSX_CLOSE, path_of(fd));
+	VT(fsx_vt_flush_fd(fd)); /* its stamp, while it can be made */
 	fsx_win_note_close(fd);
 	if (fd >= 0 && fd < WIN_FDS && fd_path[fd]) {
 		free(fd_path[fd]);
@@ -476,6 +481,7 @@ int fsx_unlink(const char *path)
 		arena_obj_lock(fsx_cur.arena);
 		id = fsx_obj_identify(path);
 	}
+	VT(fsx_vt_flush_touching(path, NULL));
 	int r = unlink(path);
 	int err = errno;
 	if (r == 0)
@@ -509,6 +515,7 @@ int fsx_rename(const char *from, const char *to)
 		if (track_to)
 			replaced = fsx_obj_identify(to);
 	}
+	VT(fsx_vt_flush_touching(from, to));
 	int r = rename(from, to);
 	int err = errno;
 	if (r == 0)
@@ -555,6 +562,7 @@ static int do_statx(int dirfd, const char *path, int flags, struct fsx_stat *st)
 		r = fsx_injected(FSX_STAT, inj);
 		err = inj;
 	} else {
+		VT(fsx_vt_flush()); /* what it sees is stamped */
 		r = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx);
 		err = errno;
 		if (r == 0)
@@ -869,6 +877,7 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 		for (int i = 0; i < 2; i++)
 			vts[i] = !ts || ts[i].tv_nsec == UTIME_NOW ? now[i] : ts[i];
 		ts = vts;
+		VT(fsx_vt_flush()); /* a stamp kept for later must not land over these */
 	}
 	int r = utimensat(AT_FDCWD, path, ts, 0);
 	int err = errno;

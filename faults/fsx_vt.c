@@ -1,7 +1,10 @@
 /*
  * fsx_vt.c - explore mode's virtual file times (see fsx_seam.h).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -23,8 +26,122 @@ void fsx_vt_times(struct timespec ts[2])
 	ts[0].tv_nsec = ts[1].tv_nsec = (ms % 1000) * 1000000L + sub;
 }
 
+/*
+ * On the real file system a stamp waits until something could see it: each
+ * object keeps only its latest stamp, and the stamps go out in the order
+ * they were taken (an object may be in the list twice, by path and by
+ * descriptor: the later one lands last, as it did).  A step makes the
+ * stamps of one read-merge-write three utimensat calls instead of seven.
+ *
+ * They go out (fsx_vt_flush) before anyone else could look: before this
+ * worker waits for a grant (sched_leaving: another worker, the controller or
+ * a kill may come next), before a stat of this worker's, before it sets
+ * times itself, before it closes a descriptor it stamped, and before a
+ * rename, unlink or rmdir that could move or remove an object it stamped by
+ * path (fsx_vt_flush_touching).  What is stamped is what was, at the same
+ * virtual times; only a read's access time may be the real one for a while
+ * (nothing reads that: explore's stat has no atime).  The model (a backend)
+ * is stamped at once: it costs no call there; so is everything with
+ * LOCKSTORM_VT_EAGER=1.
+ */
+#define VT_PENDING 8
+static struct vt_pending {
+	int fd;              /* -1: by path */
+	struct timespec ts[2];
+	char path[PATH_MAX];
+} vt_pend[VT_PENDING];
+static unsigned vt_npend;
+
+static void vt_apply(const struct vt_pending *p)
+{
+	if (p->fd >= 0)
+		futimens(p->fd, p->ts);
+	else
+		utimensat(AT_FDCWD, p->path, p->ts, AT_SYMLINK_NOFOLLOW);
+}
+
+void fsx_vt_flush(void)
+{
+	if (!vt_npend)
+		return;
+	int saved = errno;
+	for (unsigned i = 0; i < vt_npend; i++)
+		vt_apply(&vt_pend[i]);
+	vt_npend = 0;
+	errno = saved;
+}
+
+/* Keep FD's (or PATH's) stamp for later, in place of the one it had. */
+static void vt_pend_one(int fd, const char *path)
+{
+	struct vt_pending *p = NULL;
+	size_t len = path ? strlen(path) : 0;
+	if (len >= PATH_MAX)
+		return;
+	for (unsigned i = 0; i < vt_npend; i++)
+		if (fd >= 0 ? vt_pend[i].fd == fd : vt_pend[i].fd < 0 && strcmp(vt_pend[i].path, path) == 0) {
+			/* out of the list: it goes to its end, the latest */
+			struct vt_pending keep = vt_pend[i];
+			memmove(&vt_pend[i], &vt_pend[i + 1], (vt_npend - i - 1) * sizeof vt_pend[0]);
+			vt_pend[vt_npend - 1] = keep;
+			p = &vt_pend[vt_npend - 1];
+			break;
+		}
+	if (!p) {
+		if (vt_npend == VT_PENDING)
+			fsx_vt_flush();
+		p = &vt_pend[vt_npend++];
+		p->fd = fd;
+		if (fd < 0)
+			memcpy(p->path, path, len + 1);
+	}
+	fsx_vt_times(p->ts);
+}
+
+void fsx_vt_flush_fd(int fd)
+{
+	for (unsigned i = 0; i < vt_npend; i++)
+		if (vt_pend[i].fd == fd) {
+			fsx_vt_flush();
+			return;
+		}
+}
+
+/* Does a rename, unlink or rmdir of P leave the object stamped at PATH where
+ * it is?  Only when PATH is a folder above P (the store, for its lock). */
+static int vt_above(const char *path, const char *p)
+{
+	size_t len = strlen(path);
+	return strncmp(path, p, len) == 0 && p[len] == '/';
+}
+
+void fsx_vt_flush_touching(const char *a, const char *b)
+{
+	for (unsigned i = 0; i < vt_npend; i++)
+		if (vt_pend[i].fd < 0 && (!vt_above(vt_pend[i].path, a) || (b && !vt_above(vt_pend[i].path, b)))) {
+			fsx_vt_flush();
+			return;
+		}
+}
+
+/* LOCKSTORM_VT_EAGER=1: every stamp at once, as before (tests hold the two
+ * the same) */
+static int vt_later(void)
+{
+	static int later = -1;
+	if (later < 0) {
+		const char *e = getenv("LOCKSTORM_VT_EAGER");
+		later = !(e && strcmp(e, "1") == 0);
+	}
+	return later && !fsx_backend;
+}
+
 void fsx_vt_stamp(const char *path)
 {
+	if (vt_later()) {
+		vt_pend_one(-1, path);
+		return;
+	}
 	struct timespec ts[2];
 	fsx_vt_times(ts);
 	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
@@ -67,6 +184,10 @@ void fsx_vt_stamp_parents(const char *from, const char *to)
 
 void fsx_vt_stamp_fd(int fd)
 {
+	if (vt_later()) {
+		vt_pend_one(fd, NULL);
+		return;
+	}
 	struct timespec ts[2];
 	fsx_vt_times(ts);
 	futimens(fd, ts);

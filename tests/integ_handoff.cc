@@ -5,7 +5,9 @@
  * decisions, so they find the same failures at the same schedules, take the
  * same number of steps and write the same counterexample files, byte for
  * byte.  So does a crash that keeps the worker's process (the modelled file
- * system's, x_kill_one) against one that kills it (LOCKSTORM_FORK_CRASH=1).  Each case stops at a schedule count (never a time budget): the
+ * system's, x_kill_one) against one that kills it (LOCKSTORM_FORK_CRASH=1),
+ * and a file time stamp kept for later against one made at once
+ * (LOCKSTORM_VT_EAGER=1).  Each case stops at a schedule count (never a time budget): the
  * verdicts do not depend on the machine's speed.
  */
 #include <dirent.h>
@@ -100,4 +102,21 @@ TEST(IntegHandoff, ACrashThatKeepsTheProcessDecidesAsOneThatKillsIt)
 		       fork, keep);
 	same_both_ways("-p mkdir-legacy --param form=try -n 2 --ops 2 --fs model:windows --schedules 300 --all --no-shrink",
 		       1, fork, keep);
+}
+
+/* On the real file system a file time stamp waits until something could
+ * see it (faults/fsx_vt.c): the ages a stale check reads, and so every
+ * decision, are those of stamps made at once (LOCKSTORM_VT_EAGER=1).
+ * Stale reclaims by age (stalls), crashes that kill the process, a lock
+ * file's recorded holder, appends through a descriptor. */
+TEST(IntegHandoff, AStampKeptForLaterDecidesAsOneMadeAtOnce)
+{
+	const std::string eager = "LOCKSTORM_VT_EAGER=1", later = "LOCKSTORM_VT_EAGER=0";
+	same_both_ways("-p mkdir-legacy -n 2 --ops 2 --schedules 300 --fs real --all", 1, eager, later);
+	same_both_ways("-p mkdir-owner -n 2 --ops 2 --max-faults all=1,crash=2 --schedules 300 --fs real --all --no-shrink",
+		       0, eager, later);
+	same_both_ways("-p lockfile-recorded -n 2 --ops 2 --max-faults crash=2,restart=1 --schedules 300 --fs real --all",
+		       1, "LOCKSTORM_FORK_CRASH=1 " + eager, later);
+	same_both_ways("-p flock -w append --param rev=legacy,append --param locked=1 -n 2 --ops 2 --schedules 200 --fs real --all --no-shrink",
+		       1, eager, later);
 }
