@@ -1,4 +1,4 @@
-// unit_fsutil.cc - core/fsutil: rm_tree, slurp, find beside the binary.
+// unit_fsutil.cc - core/fsutil: rm_tree, empty_dir, slurp, find beside the binary.
 #include <gtest/gtest.h>
 
 #include <errno.h>
@@ -16,18 +16,24 @@ extern "C" {
 #include "core/fsutil.h"
 }
 
-TEST(UnitFsutil, RmTreeRemovesEverythingAndNoLinkTarget)
+/* KEEP/f, and in the folder TREE (made already): a/b/f, g, and link -> KEEP */
+static void fill_tree(const std::string &tree, const std::string &keep)
 {
-	ScratchDir d;
-	std::string keep = d.sub("keep"), tree = d.sub("tree");
 	ASSERT_EQ(mkdir(keep.c_str(), 0777), 0);
 	put(keep + "/f", "kept");
-	ASSERT_EQ(mkdir(tree.c_str(), 0777), 0);
 	ASSERT_EQ(mkdir((tree + "/a").c_str(), 0777), 0);
 	ASSERT_EQ(mkdir((tree + "/a/b").c_str(), 0777), 0);
 	put(tree + "/a/b/f", "x");
 	put(tree + "/g", "y");
 	ASSERT_EQ(symlink(keep.c_str(), (tree + "/link").c_str()), 0);
+}
+
+TEST(UnitFsutil, RmTreeRemovesEverythingAndNoLinkTarget)
+{
+	ScratchDir d;
+	std::string keep = d.sub("keep"), tree = d.sub("tree");
+	ASSERT_EQ(mkdir(tree.c_str(), 0777), 0);
+	fill_tree(tree, keep);
 	EXPECT_EQ(fsutil_rm_tree(tree.c_str()), 0);
 	EXPECT_FALSE(exists(tree));
 	EXPECT_EQ(slurp(keep + "/f"), "kept") << "a symlink is removed, not followed";
@@ -38,16 +44,10 @@ TEST(UnitFsutil, EmptyDirKeepsTheFolderAndNoLinkTarget)
 {
 	ScratchDir d;
 	std::string keep = d.sub("keep"), store = d.sub("store");
-	ASSERT_EQ(mkdir(keep.c_str(), 0777), 0);
-	put(keep + "/f", "kept");
 	ASSERT_EQ(mkdir(store.c_str(), 0777), 0);
 	struct stat before, after;
 	ASSERT_EQ(stat(store.c_str(), &before), 0);
-	ASSERT_EQ(mkdir((store + "/a").c_str(), 0777), 0);
-	ASSERT_EQ(mkdir((store + "/a/b").c_str(), 0777), 0);
-	put(store + "/a/b/f", "x");
-	put(store + "/g", "y");
-	ASSERT_EQ(symlink(keep.c_str(), (store + "/link").c_str()), 0);
+	fill_tree(store, keep);
 	EXPECT_EQ(fsutil_empty_dir(store.c_str()), 0);
 	ASSERT_EQ(stat(store.c_str(), &after), 0);
 	EXPECT_EQ(after.st_ino, before.st_ino) << "the folder itself stays";
