@@ -386,23 +386,20 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	int track = (flags & O_CREAT) && (flags & O_EXCL) && fsx_obj_tracked(path);
 	if (track)
 		arena_obj_lock(fsx_cur.arena);
-	int existed = 1, r;
-	if (fsx_sched && (flags & O_CREAT) && fsx_backend) { /* the model: a stat costs no call */
-		struct stat before;
-		existed = lstat(path, &before) == 0;
-		r = open(path, flags | O_CLOEXEC, mode);
-	} else if (fsx_sched && (flags & O_CREAT) && !(flags & O_EXCL)) {
-		/* whether it made the file (its times are then the virtual
-		 * clock's): an exclusive try first is one system call where a
-		 * new file is made, a stat before the open one more */
+	int existed = 1, r = -1, tried = 0;
+	if (fsx_sched && (flags & O_CREAT) && (fsx_backend || (flags & O_EXCL))) {
+		struct stat before; /* the model: a stat costs no call; O_EXCL: made if it opens */
+		existed = fsx_backend && lstat(path, &before) == 0;
+	} else if (fsx_sched && (flags & O_CREAT)) {
+		/* whether it made the file (its times are then the virtual clock's):
+		 * an exclusive try first is one system call where a new file is
+		 * made, a stat before the open one more */
 		r = open(path, flags | O_EXCL | O_CLOEXEC, mode);
 		existed = r < 0 && errno == EEXIST;
-		if (existed)
-			r = open(path, flags | O_CLOEXEC, mode);
-	} else {
-		r = open(path, flags | O_CLOEXEC, mode);
-		existed = !(fsx_sched && (flags & O_CREAT)) || r < 0;
+		tried = !existed;
 	}
+	if (!tried)
+		r = open(path, flags | O_CLOEXEC, mode);
 	int err = errno;
 	if (r >= 0 && !existed)
 		VT((fsx_vt_stamp_fd(r), fsx_vt_stamp_parent(path)));
