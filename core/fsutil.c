@@ -3,7 +3,6 @@
  */
 #include "fsutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -13,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -28,46 +28,69 @@ int fsutil_rm_tree(const char *path)
 	return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+/* struct linux_dirent64, what getdents64 fills */
+struct fsutil_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+int fsutil_each_entry(int dfd, int (*fn)(int dfd, const char *name, unsigned char type, void *arg), void *arg)
+{
+	union {
+		char b[8192];
+		uint64_t align;
+	} buf;
+	for (;;) {
+		long k = syscall(SYS_getdents64, dfd, buf.b, sizeof buf.b);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -1 : 0;
+		for (long at = 0; at < k;) {
+			const struct fsutil_dirent *de = (const struct fsutil_dirent *)(const void *)(buf.b + at);
+			at += de->reclen;
+			const char *name = de->name;
+			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+				continue;
+			int r = fn(dfd, name, de->type, arg);
+			if (r)
+				return r;
+		}
+	}
+}
+
+/* fsutil_empty_fd's remover: ARG is the folder's path */
+static int empty_entry(int dfd, const char *name, unsigned char type, void *arg)
+{
+	(void)type;
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	/* a directory (EISDIR on Linux, EPERM elsewhere): the whole tree */
+	char sub[PATH_MAX];
+	if ((size_t)snprintf(sub, sizeof sub, "%s/%s", (const char *)arg, name) >= sizeof sub) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return fsutil_rm_tree(sub) == 0 ? 0 : -1;
+}
+
+int fsutil_empty_fd(int dfd, const char *path)
+{
+	/* one pass: removing an entry already given leaves the others to come
+	 * (POSIX leaves only the removed and added ones open) */
+	return fsutil_each_entry(dfd, empty_entry, (void *)path);
+}
+
 int fsutil_empty_dir(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		int saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	/* one pass: removing an entry readdir has already given leaves the
-	 * others to come (POSIX leaves only the removed and added ones open) */
-	int rc = 0;
-	struct dirent *de;
-	errno = 0;
-	while ((de = readdir(d))) {
-		const char *name = de->d_name;
-		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
-			continue;
-		if (unlinkat(fd, name, 0) == 0 || errno == ENOENT)
-			continue;
-		/* a directory (EISDIR on Linux, EPERM elsewhere): the whole tree */
-		char sub[PATH_MAX];
-		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, name) >= sizeof sub) {
-			errno = ENAMETOOLONG;
-			rc = -1;
-			break;
-		}
-		if (fsutil_rm_tree(sub) != 0) {
-			rc = -1;
-			break;
-		}
-		errno = 0;
-	}
-	int saved = errno;
-	if (!de && rc == 0 && saved)
-		rc = -1;
-	closedir(d);
+	int rc = fsutil_empty_fd(fd, path), saved = errno;
+	close(fd);
 	errno = saved;
 	return rc;
 }

@@ -25,6 +25,15 @@ int fsutil_rm_tree(const char *path);
  * symlink is followed, PATH included).  0; -1 with errno (ENOTDIR, ELOOP:
  * PATH is not a directory; ENOENT: it is missing). */
 int fsutil_empty_dir(const char *path);
+/* The same for the folder open on DFD (from its offset on), whose path is
+ * PATH (a folder inside is removed by path). */
+int fsutil_empty_fd(int dfd, const char *path);
+
+/* FN(dfd, name, d_type, arg) for each entry of the folder open on DFD, from
+ * its offset on (. and .. left out): one getdents64 a buffer, nothing else.
+ * A nonzero return of FN stops there and is returned; else 0, or -1 with
+ * errno. */
+int fsutil_each_entry(int dfd, int (*fn)(int dfd, const char *name, unsigned char type, void *arg), void *arg);
 
 /* The whole file, NUL-terminated, in a malloc'd buffer (free it), its length
  * in *len (the NUL not counted).  NULL (and *len 0) when it is missing or

@@ -172,33 +172,51 @@ static int stamp_entry(const char *path, const struct stat *st, int flag, struct
 	return 0;
 }
 
-/* What the workload's setup left in the store, and the store, as old as the
- * virtual clock: nftw with stamp_entry, but the store's own entries from one
- * directory read (a tree below one of them: nftw). */
-static void x_stamp_store(const char *store)
+/* x_stamp_store's stamper: an entry of the store, or the tree below it */
+static int stamp_store_entry(int dfd, const char *name, unsigned char type, void *arg)
 {
 	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
-	DIR *d = opendir(store);
-	if (!d) {
+	if (type == DT_DIR || type == DT_UNKNOWN) {
+		char sub[PATH_MAX];
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", (const char *)arg, name) < sizeof sub)
+			nftw(sub, stamp_entry, 16, FTW_PHYS);
+	} else {
+		utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW);
+	}
+	return 0;
+}
+
+/* What the workload's setup left in the store, and the store, as old as the
+ * virtual clock: nftw with stamp_entry, but the store's own entries from one
+ * read of it, open on FD (closed here; -1: not open). */
+static void x_stamp_store(const char *store, int fd)
+{
+	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
+	if (fd < 0)
+		fd = open(store, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		if (fd >= 0)
+			close(fd);
 		nftw(store, stamp_entry, 16, FTW_PHYS);
 		return;
 	}
-	int fd = dirfd(d);
 	futimens(fd, ts);
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		const char *name = de->d_name;
-		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
-			continue;
-		if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
-			char sub[PATH_MAX];
-			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", store, name) < sizeof sub)
-				nftw(sub, stamp_entry, 16, FTW_PHYS);
-		} else {
-			utimensat(fd, name, ts, AT_SYMLINK_NOFOLLOW);
-		}
-	}
-	closedir(d);
+	fsutil_each_entry(fd, stamp_store_entry, (void *)store);
+	close(fd);
+}
+
+/* An empty store on the real file system, open (or -1 when it was made
+ * again and is not): emptied and kept, fewer calls than a new one; one that
+ * cannot be emptied is removed and made again.  0, or -1 with errno. */
+static int x_reset_store(const char *store, int *fd)
+{
+	*fd = open(store, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd >= 0 && fsutil_empty_fd(*fd, store) == 0)
+		return 0;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return fsutil_rm_tree(store) != 0 || mkdir(store, 0777) != 0 ? -1 : 0;
 }
 
 /* Wait until worker W's process, killed, is gone: its pidfd says so (a
@@ -572,21 +590,24 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	x->why[0] = '\0';
 	ex->cfg->run.workers = n;
 
+	int store_fd = -1;
 	if (mfs_on()) {
 		mfs_reset();
 		if (mfs_make_store(ex->store) != 0)
 			return x_harness(x, "cannot make %s in the model: %s", ex->store, strerror(errno));
-	} else if (fsutil_empty_dir(ex->store) != 0 && /* the folder stays: fewer calls than a new one */
-		   (fsutil_rm_tree(ex->store) != 0 || mkdir(ex->store, 0777) != 0))
+	} else if (x_reset_store(ex->store, &store_fd) != 0)
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
-	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0)
+	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0) {
+		if (store_fd >= 0)
+			close(store_fd);
 		return x_harness(x, "workload setup: %s", strerror(errno));
+	}
 	if (mfs_on()) /* what setup made is as old as the clock, and on disk */
 		mfs_settle(SCHED_EPOCH_MS * 1000000LL);
 	else
-		x_stamp_store(ex->store);
+		x_stamp_store(ex->store, store_fd);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
 	for (unsigned i = 0; i < n; i++)

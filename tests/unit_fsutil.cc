@@ -56,6 +56,11 @@ TEST(UnitFsutil, EmptyDirKeepsTheFolderAndNoLinkTarget)
 	EXPECT_FALSE(exists(store + "/link"));
 	EXPECT_EQ(slurp(keep + "/f"), "kept") << "a symlink is removed, not followed";
 	EXPECT_EQ(fsutil_empty_dir(store.c_str()), 0) << "empty: nothing to do";
+	/* more names than one read of the folder holds, removed while it is read */
+	for (int i = 0; i < 600; i++)
+		put(store + "/a-long-name-for-a-file-" + std::to_string(i), "z");
+	EXPECT_EQ(fsutil_empty_dir(store.c_str()), 0);
+	EXPECT_EQ(rmdir(store.c_str()), 0) << "nothing left in it";
 
 	ASSERT_EQ(symlink(keep.c_str(), d.sub("to-keep").c_str()), 0);
 	EXPECT_EQ(fsutil_empty_dir(d.sub("to-keep").c_str()), -1) << "a symlink to a folder is not followed";
