@@ -1,10 +1,8 @@
 /*
  * engine.c - the explorer's setup and one execution: fork the workers, grant their steps one at a time, check (see xint.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -160,63 +158,6 @@ static _Noreturn void x_worker(struct explorer *ex, unsigned id)
 		}
 		x_worker_exec(ex, id);
 	}
-}
-
-static int stamp_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
-	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
-	return 0;
-}
-
-/* x_stamp_store's stamper: an entry of the store, or the tree below it */
-static int stamp_store_entry(int dfd, const char *name, unsigned char type, void *arg)
-{
-	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
-	if (type == DT_DIR || type == DT_UNKNOWN) {
-		char sub[PATH_MAX];
-		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", (const char *)arg, name) < sizeof sub)
-			nftw(sub, stamp_entry, 16, FTW_PHYS);
-	} else {
-		utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW);
-	}
-	return 0;
-}
-
-/* What the workload's setup left in the store, and the store, as old as the
- * virtual clock: nftw with stamp_entry, but the store's own entries from one
- * read of it, open on FD (closed here; -1: not open). */
-static void x_stamp_store(const char *store, int fd)
-{
-	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
-	if (fd < 0)
-		fd = open(store, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
-		if (fd >= 0)
-			close(fd);
-		nftw(store, stamp_entry, 16, FTW_PHYS);
-		return;
-	}
-	futimens(fd, ts);
-	fsutil_each_entry(fd, stamp_store_entry, (void *)store);
-	close(fd);
-}
-
-/* An empty store on the real file system, open (or -1 when it was made
- * again and is not): emptied and kept, fewer calls than a new one; one that
- * cannot be emptied is removed and made again.  0, or -1 with errno. */
-static int x_reset_store(const char *store, int *fd)
-{
-	*fd = open(store, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (*fd >= 0 && fsutil_empty_fd(*fd, store) == 0)
-		return 0;
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-	return fsutil_rm_tree(store) != 0 || mkdir(store, 0777) != 0 ? -1 : 0;
 }
 
 /* Wait until worker W's process, killed, is gone: its pidfd says so (a

@@ -13,6 +13,7 @@
  *   search.c    the search loop (one process)
  *   replay.c    `lockstorm replay`
  *   triage.c    `lockstorm triage`: a failing run's journals to a targeted explore
+ *   xstore.c    the store between executions on the real file system
  */
 #ifndef LS_XINT_H
 #define LS_XINT_H
@@ -407,6 +408,13 @@ struct verdict;
 int replay_judge(struct verdict *v, int fails, int diverged, const char *want, const char *got);
 int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *ndev, json_t **root,
 	     char *why, size_t len);
+
+/* xstore.c: an empty store, kept open on *FD (-1 when it was made again:
+ * one that cannot be emptied is removed and made again), 0 or -1 errno; then
+ * what the workload's setup made, and the store, stamped with the virtual
+ * clock's start (FD closed there; -1: opened there) */
+int x_reset_store(const char *store, int *fd);
+void x_stamp_store(const char *store, int fd);
 
 /* options.c */
 extern const char *const kind_names[]; /* "run", "stall", "crash", "pause", "errno", ... by enum xkind */
