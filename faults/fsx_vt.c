@@ -51,6 +51,7 @@ static struct vt_pending {
 	char path[PATH_MAX];
 } vt_pend[VT_PENDING];
 static unsigned vt_npend;
+static unsigned char vt_order[VT_PENDING]; /* the slots, the latest stamp last */
 
 static void vt_apply(const struct vt_pending *p)
 {
@@ -65,8 +66,8 @@ void fsx_vt_flush(void)
 	if (!vt_npend)
 		return;
 	int saved = errno;
-	for (unsigned i = 0; i < vt_npend; i++)
-		vt_apply(&vt_pend[i]);
+	for (unsigned k = 0; k < vt_npend; k++)
+		vt_apply(&vt_pend[vt_order[k]]);
 	vt_npend = 0;
 	errno = saved;
 }
@@ -78,18 +79,21 @@ static void vt_pend_one(int fd, const char *path)
 	size_t len = path ? strlen(path) : 0;
 	if (len >= PATH_MAX)
 		return;
-	for (unsigned i = 0; i < vt_npend; i++)
-		if (fd >= 0 ? vt_pend[i].fd == fd : vt_pend[i].fd < 0 && strcmp(vt_pend[i].path, path) == 0) {
-			/* out of the list: it goes to its end, the latest */
-			struct vt_pending keep = vt_pend[i];
-			memmove(&vt_pend[i], &vt_pend[i + 1], (vt_npend - i - 1) * sizeof vt_pend[0]);
-			vt_pend[vt_npend - 1] = keep;
-			p = &vt_pend[vt_npend - 1];
+	for (unsigned k = 0; k < vt_npend; k++) {
+		struct vt_pending *q = &vt_pend[vt_order[k]];
+		if (fd >= 0 ? q->fd == fd : q->fd < 0 && strcmp(q->path, path) == 0) {
+			/* its slot goes to the end of the order: the latest */
+			unsigned char slot = vt_order[k];
+			memmove(&vt_order[k], &vt_order[k + 1], vt_npend - k - 1);
+			vt_order[vt_npend - 1] = slot;
+			p = q;
 			break;
 		}
+	}
 	if (!p) {
 		if (vt_npend == VT_PENDING)
 			fsx_vt_flush();
+		vt_order[vt_npend] = (unsigned char)vt_npend;
 		p = &vt_pend[vt_npend++];
 		p->fd = fd;
 		if (fd < 0)
