@@ -16,26 +16,27 @@
 #include "../core/sched.h"
 #include "xint.h"
 
+/* the virtual clock's start, what the store and its first contents are stamped with */
+static const struct timespec epoch[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
+
 static int stamp_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
 	(void)ftw;
-	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
-	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+	utimensat(AT_FDCWD, path, epoch, AT_SYMLINK_NOFOLLOW);
 	return 0;
 }
 
 /* x_stamp_store's stamper: an entry of the store, or the tree below it */
 static int stamp_store_entry(int dfd, const char *name, unsigned char type, void *arg)
 {
-	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
 	if (type == DT_DIR || type == DT_UNKNOWN) {
 		char sub[PATH_MAX];
 		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", (const char *)arg, name) < sizeof sub)
 			nftw(sub, stamp_entry, 16, FTW_PHYS);
 	} else {
-		utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW);
+		utimensat(dfd, name, epoch, AT_SYMLINK_NOFOLLOW);
 	}
 	return 0;
 }
@@ -45,7 +46,6 @@ static int stamp_store_entry(int dfd, const char *name, unsigned char type, void
  * read of it, open on FD (closed here; -1: not open). */
 void x_stamp_store(const char *store, int fd)
 {
-	struct timespec ts[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
 	if (fd < 0)
 		fd = open(store, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
@@ -54,7 +54,7 @@ void x_stamp_store(const char *store, int fd)
 		nftw(store, stamp_entry, 16, FTW_PHYS);
 		return;
 	}
-	futimens(fd, ts);
+	futimens(fd, epoch);
 	fsutil_each_entry(fd, stamp_store_entry, (void *)store);
 	close(fd);
 }
