@@ -191,6 +191,9 @@ struct sched {
 	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
 	_Atomic int64_t now_ns;      /* the virtual clock */
 	int yield_points;            /* every fsx_point is a decision too (explore --points) */
+	_Atomic uint32_t store_gen;  /* moves when the store may not be the folder at its path any
+				      * more (made again, moved): what a process holds open of it is
+				      * opened again (faults/fsx_anchor.c) */
 	unsigned n;                  /* workers in this execution */
 	unsigned ops[SCHED_MAX_WORKERS]; /* operations of each worker in this execution */
 	_Atomic uint32_t npoints;

@@ -536,8 +536,11 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 		mfs_reset();
 		if (mfs_make_store(ex->store) != 0)
 			return x_harness(x, "cannot make %s in the model: %s", ex->store, strerror(errno));
-	} else if (x_reset_store(ex->store, &store_fd) != 0)
+	} else if (x_reset_store(ex->store, &store_fd) != 0) {
 		return x_harness(x, "cannot reset %s: %s", ex->store, strerror(errno));
+	} else if (store_fd < 0) { /* made again: the workers' descriptors of it are of the old one */
+		atomic_fetch_add(&s->store_gen, 1);
+	}
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
 	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0) {
@@ -917,6 +920,8 @@ int explorer_open(struct explorer *ex, struct xcfg *cfg, char *why, size_t len)
 		if (mfs_open(ex->xdir, &cfg->fs, ex->s) != 0) /* the store is a folder inside it, sweepable */
 			return runcfg_fail(why, len, "cannot map the modelled file system: %s", strerror(errno));
 		fsx_backend = mfs_backend();
+	} else { /* the real one, the calls under the store relative to it */
+		fsx_backend = fsx_anchor_backend(ex->store, &ex->s->store_gen);
 	}
 	ex->s->yield_points = cfg->points;
 	const char *nh = getenv("LOCKSTORM_NO_HANDOFF"); /* the test that proves the hand-off changes nothing */

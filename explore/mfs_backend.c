@@ -28,6 +28,7 @@ static const struct fsx_backend backend = {
 	.utimensat = mfs_op_utimensat,
 	.futimens = mfs_op_futimens,
 	.flock = mfs_op_flock,
+	.modelled = 1,
 };
 
 const struct fsx_backend *mfs_backend(void)

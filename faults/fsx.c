@@ -387,9 +387,9 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	if (track)
 		arena_obj_lock(fsx_cur.arena);
 	int existed = 1, r = -1, tried = 0;
-	if (fsx_sched && (flags & O_CREAT) && (fsx_backend || (flags & O_EXCL))) {
+	if (fsx_sched && (flags & O_CREAT) && (fsx_modelled() || (flags & O_EXCL))) {
 		struct stat before; /* the model: a stat costs no call; O_EXCL: made if it opens */
-		existed = fsx_backend && lstat(path, &before) == 0;
+		existed = fsx_modelled() && lstat(path, &before) == 0;
 	} else if (fsx_sched && (flags & O_CREAT)) {
 		/* whether it made the file (its times are then the virtual clock's):
 		 * an exclusive try first is one system call where a new file is

@@ -1,6 +1,8 @@
 /*
- * fsx_backend.h - where the seam's system calls go: the kernel, or a modelled
- * file system (explore/mfs_core.c) that the explorer installs.
+ * fsx_backend.h - where the seam's system calls go: the kernel, a modelled
+ * file system (explore/mfs_core.c) that the explorer installs, or the
+ * kernel with the calls below the explorer's store made relative to it
+ * (fsx_anchor.c, explore --fs real).
  *
  * fsx_backend is NULL by default: every call is the system call.  When set,
  * the seam's files (fsx.c, fsx_obj.c, fsx_vt.c) call the table's function
@@ -21,7 +23,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <stdint.h>
 #include <time.h>
+#ifdef __cplusplus
+#define _Atomic
+#else
+#include <stdatomic.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,10 +58,24 @@ struct fsx_backend {
 	int (*utimensat)(int dirfd, const char *path, const struct timespec ts[2], int flags);
 	int (*futimens)(int fd, const struct timespec ts[2]);
 	int (*flock)(int fd, int op);
+	int modelled;                /* a modelled file system: a stat costs no system call, and */
+				     /* file times are its own (no stamps to defer) */
 };
 
 /* NULL: the real file system.  Set before the workers fork (they inherit it). */
 extern const struct fsx_backend *fsx_backend;
+
+/* Is the backend a modelled file system (not the kernel's, whatever the path)? */
+static inline int fsx_modelled(void)
+{
+	return fsx_backend && fsx_backend->modelled;
+}
+
+/* The real file system, with the calls on paths below DIR (absolute) made
+ * relative to a descriptor of it, which every process opens again when
+ * *GEN moves (fsx_anchor.c says when; shared by the processes that use it).
+ * NULL: DIR is not an absolute path that fits. */
+const struct fsx_backend *fsx_anchor_backend(const char *dir, _Atomic uint32_t *gen);
 
 #ifdef FSX_BACKEND_REDIRECT
 #define FSX_BE_(name, ...) (fsx_backend ? fsx_backend->name(__VA_ARGS__) : name(__VA_ARGS__))

@@ -137,7 +137,7 @@ static int vt_later(void)
 		const char *e = getenv("LOCKSTORM_VT_EAGER");
 		later = !(e && strcmp(e, "1") == 0);
 	}
-	return later && !fsx_backend;
+	return later && !fsx_modelled();
 }
 
 void fsx_vt_stamp(const char *path)
