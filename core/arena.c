@@ -72,7 +72,12 @@ void arena_reset(struct arena *a)
 	atomic_store(&a->holders, 0);
 	atomic_store(&a->breaches, 0);
 	atomic_store(&a->stall_until_ns, 0);
-	memset(a->obj, 0, sizeof a->obj);
+	if (a->obj_dirty_n > ARENA_OBJ_DIRTY) /* explore's executions write a few slots, not 256 KiB */
+		memset(a->obj, 0, sizeof a->obj);
+	else
+		for (uint32_t k = 0; k < a->obj_dirty_n; k++)
+			memset(&a->obj[a->obj_dirty[k]], 0, sizeof a->obj[0]);
+	a->obj_dirty_n = 0;
 	memset(a->w, 0, (size_t)a->nworkers * sizeof *a->w);
 }
 
@@ -166,6 +171,10 @@ void arena_obj_add(struct arena *a, uint64_t dev, uint64_t ino, unsigned creator
 	for (size_t k = 0; k < ARENA_OBJ_SLOTS; k++, i = (i + 1) % ARENA_OBJ_SLOTS) {
 		struct arena_obj *o = &a->obj[i];
 		if ((o->dev == 0 && o->ino == 0) || (o->dev == dev && o->ino == ino)) {
+			if (a->obj_dirty_n < ARENA_OBJ_DIRTY) /* (arena_obj_take only moves entries */
+				a->obj_dirty[a->obj_dirty_n] = (uint16_t)i; /* into slots written before) */
+			if (a->obj_dirty_n <= ARENA_OBJ_DIRTY)
+				a->obj_dirty_n++;
 			o->dev = dev;
 			o->ino = ino;
 			o->creator = (int32_t)creator;

@@ -34,6 +34,7 @@ extern "C" {
 #endif
 
 #define ARENA_OBJ_SLOTS 8192
+#define ARENA_OBJ_DIRTY 256  /* slots a reset clears one by one; more: the whole table */
 #define ARENA_MAX_BREACH 16
 
 struct arena_obj {
@@ -78,6 +79,8 @@ struct arena {
 	_Atomic int32_t win_open[ARENA_WIN_SLOTS];       /* descriptors open on this path, all workers */
 	pthread_mutex_t obj_mutex;
 	struct arena_obj obj[ARENA_OBJ_SLOTS];
+	uint32_t obj_dirty_n;         /* slots written since the last reset (past ARENA_OBJ_DIRTY: */
+	uint16_t obj_dirty[ARENA_OBJ_DIRTY]; /* too many to list), and which */
 	unsigned nworkers;
 	struct arena_worker w[];
 };

@@ -207,6 +207,34 @@ TEST(FsxBound, OwnershipOfLockObjects)
 		ASSERT_TRUE(b.arena->obj[i].dev == 0 && b.arena->obj[i].ino == 0);
 }
 
+/* A reset clears what the table holds, the slots it wrote one by one (a
+ * few an execution), and the whole table when it wrote too many to list. */
+static bool obj_table_empty(const struct arena *a)
+{
+	for (unsigned i = 0; i < ARENA_OBJ_SLOTS; i++)
+		if (a->obj[i].dev || a->obj[i].ino)
+			return false;
+	return true;
+}
+
+TEST(ArenaObj, AResetLeavesTheTableEmptyFewOrManyWritten)
+{
+	struct arena *a = arena_create(2);
+	ASSERT_NE(a, nullptr);
+	for (unsigned many : { 3u, ARENA_OBJ_DIRTY - 1u, (unsigned)ARENA_OBJ_DIRTY, ARENA_OBJ_DIRTY + 1u, 3000u }) {
+		for (uint64_t ino = 1; ino <= many; ino++)
+			arena_obj_add(a, 7, ino * 11, 1, ino);
+		uint64_t seq = 0;
+		EXPECT_EQ(arena_obj_take(a, 7, 11, &seq), 1); /* a take moves entries back */
+		EXPECT_EQ(seq, 1u);
+		EXPECT_FALSE(obj_table_empty(a)) << many;
+		arena_reset(a);
+		EXPECT_TRUE(obj_table_empty(a)) << many;
+		EXPECT_EQ(arena_obj_take(a, 7, 22, &seq), -1) << many;
+	}
+	arena_destroy(a);
+}
+
 /* The fast path of an armed plan: rules aimed at other workers are left out
  * of this worker's masks at bind.  The decisions must be the ones the slow
  * walk made: what fires, what the PRNG draws, what each rule counted. */
