@@ -543,6 +543,8 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	}
 	sched_reset(s, n, sh->ops);
 	arena_reset(ex->arena);
+	const int counted = fsx_backend && !mfs_on(); /* the anchor counts what the seam may change */
+	const unsigned long before = counted ? fsx_anchor_changes() : 0;
 	if (!ex->body && ex->cfg->run.workload->setup(ex->cfg->run.wvals, ex->state_file) != 0) {
 		if (store_fd >= 0)
 			close(store_fd);
@@ -550,8 +552,8 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	}
 	if (mfs_on()) /* what setup made is as old as the clock, and on disk */
 		mfs_settle(SCHED_EPOCH_MS * 1000000LL);
-	else
-		x_stamp_store(ex->store, store_fd);
+	else /* a setup that made nothing leaves nothing but the store to stamp */
+		x_stamp_store(ex->store, store_fd, counted && fsx_anchor_changes() == before);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
 	for (unsigned i = 0; i < n; i++)

@@ -412,9 +412,10 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
 /* xstore.c: an empty store, kept open on *FD (-1 when it was made again:
  * one that cannot be emptied is removed and made again), 0 or -1 errno; then
  * what the workload's setup made, and the store, stamped with the virtual
- * clock's start (FD closed there; -1: opened there) */
+ * clock's start (FD closed there; -1: opened there; EMPTY: the setup made
+ * nothing, the store alone) */
 int x_reset_store(const char *store, int *fd);
-void x_stamp_store(const char *store, int fd);
+void x_stamp_store(const char *store, int fd, int empty);
 
 /* options.c */
 extern const char *const kind_names[]; /* "run", "stall", "crash", "pause", "errno", ... by enum xkind */

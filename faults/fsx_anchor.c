@@ -45,6 +45,7 @@ static size_t anchor_len;
 static _Atomic uint32_t *anchor_gen; /* shared: moved when the anchor may have moved */
 static uint32_t seen_gen;
 static int anchor_fd = -1;
+static unsigned long changes;        /* calls that may have made or changed something */
 
 /* PATH below the anchor (no `..` in it): the rest; the anchor itself: "."
  * when SELF; else NULL */
@@ -107,6 +108,7 @@ static int a_mkdir(const char *path, mode_t mode)
 {
 	const char *rel;
 	int dfd = at(path, &rel);
+	changes++;
 	return mkdirat(dfd, rel, mode);
 }
 
@@ -114,6 +116,7 @@ static int a_rmdir(const char *path)
 {
 	const char *rel;
 	int dfd = at(path, &rel);
+	changes++;
 	int r = unlinkat(dfd, rel, AT_REMOVEDIR);
 	if (r == 0)
 		moved(path, NULL);
@@ -124,6 +127,7 @@ static int a_open(const char *path, int flags, mode_t mode)
 {
 	const char *rel;
 	int dfd = at(path, &rel);
+	changes++;
 	return openat(dfd, rel, flags, mode);
 }
 
@@ -131,6 +135,7 @@ static int a_link(const char *from, const char *to)
 {
 	const char *rf, *rt;
 	int df = at(from, &rf), dt = at(to, &rt);
+	changes++;
 	return linkat(df, rf, dt, rt, 0);
 }
 
@@ -138,6 +143,7 @@ static int a_unlink(const char *path)
 {
 	const char *rel;
 	int dfd = at(path, &rel);
+	changes++;
 	return unlinkat(dfd, rel, 0);
 }
 
@@ -145,6 +151,7 @@ static int a_rename(const char *from, const char *to)
 {
 	const char *rf, *rt;
 	int df = at(from, &rf), dt = at(to, &rt);
+	changes++;
 	int r = renameat(df, rf, dt, rt);
 	if (r == 0)
 		moved(from, to);
@@ -185,7 +192,37 @@ static int a_utimensat(int dirfd, const char *path, const struct timespec ts[2],
 	const char *rel = path;
 	if (dirfd == AT_FDCWD && path)
 		dirfd = at_look(path, &rel);
+	changes++;
 	return utimensat(dirfd, rel, ts, flags);
+}
+
+static ssize_t a_write(int fd, const void *buf, size_t len)
+{
+	changes++;
+	return write(fd, buf, len);
+}
+
+static ssize_t a_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	changes++;
+	return pwrite(fd, buf, len, off);
+}
+
+static int a_ftruncate(int fd, off_t len)
+{
+	changes++;
+	return ftruncate(fd, len);
+}
+
+static int a_futimens(int fd, const struct timespec ts[2])
+{
+	changes++;
+	return futimens(fd, ts);
+}
+
+unsigned long fsx_anchor_changes(void)
+{
+	return changes;
 }
 
 static const struct fsx_backend backend = {
@@ -204,12 +241,12 @@ static const struct fsx_backend backend = {
 	.readdir = readdir,
 	.closedir = closedir,
 	.read = read,
-	.write = write,
-	.pwrite = pwrite,
+	.write = a_write,
+	.pwrite = a_pwrite,
 	.fsync = fsync,
-	.ftruncate = ftruncate,
+	.ftruncate = a_ftruncate,
 	.utimensat = a_utimensat,
-	.futimens = futimens,
+	.futimens = a_futimens,
 	.flock = flock,
 };
 

@@ -76,6 +76,10 @@ static inline int fsx_modelled(void)
  * *GEN moves (fsx_anchor.c says when; shared by the processes that use it).
  * NULL: DIR is not an absolute path that fits. */
 const struct fsx_backend *fsx_anchor_backend(const char *dir, _Atomic uint32_t *gen);
+/* The calls this process made through it that may have made or changed
+ * something (an open, a mkdir, a stamp ...): one that made none between two
+ * looks left the file system as it was, as far as the seam goes. */
+unsigned long fsx_anchor_changes(void);
 
 #ifdef FSX_BACKEND_REDIRECT
 #define FSX_BE_(name, ...) (fsx_backend ? fsx_backend->name(__VA_ARGS__) : name(__VA_ARGS__))

@@ -120,3 +120,17 @@ TEST(IntegHandoff, AStampKeptForLaterDecidesAsOneMadeAtOnce)
 	same_both_ways("-p flock -w append --param rev=legacy,append --param locked=1 -n 2 --ops 2 --schedules 200 --fs real --all --no-shrink",
 		       1, eager, later);
 }
+
+/* What a workload's setup made (here a carried-over lock file) is as old
+ * as the virtual clock's start on the real file system, as in the model:
+ * the explorer lists the store to stamp it only after a setup that made
+ * something (fsx_anchor_changes), and must not skip one that did. */
+TEST(IntegHandoff, ASetupsFilesAreAsOldAsTheClockOnTheRealFileSystemToo)
+{
+	const std::string args = "-p lockfile-legacy --param carried=empty -n 2 --ops 1 --schedules 60 --all --no-shrink";
+	Search model = search(args + " --fs model", ""), real = search(args + " --fs real", "");
+	EXPECT_EQ(model.status, 1);
+	EXPECT_EQ(real.status, model.status);
+	EXPECT_NE(model.summary.find("\"steps\""), std::string::npos) << model.summary;
+	EXPECT_EQ(real.summary, model.summary);
+}

@@ -151,3 +151,33 @@ TEST(FsxAnchor, ASymlinkedOrMissingFolderIsNotAnchored)
 	EXPECT_EQ(errno, ENOENT);
 	EXPECT_EQ(fsx_anchor_backend("relative/path", &gen), nullptr);
 }
+
+/* The explorer stamps only the store after a setup that changed nothing:
+ * every call that may make or change something counts, no look does. */
+TEST(FsxAnchor, ItCountsTheCallsThatMayChangeSomethingAndNoLook)
+{
+	Anchored a;
+	unsigned long n = fsx_anchor_changes();
+	struct stat st;
+	EXPECT_EQ(a.be->stat(a.store.c_str(), &st), 0);
+	EXPECT_EQ(a.be->lstat(a.in("none").c_str(), &st), -1);
+	EXPECT_EQ(a.be->access(a.store.c_str(), F_OK), 0);
+	EXPECT_EQ(fsx_anchor_changes(), n);
+	ASSERT_EQ(write_file(a.be, a.in("f"), "x"), 0); /* an open and a write */
+	EXPECT_EQ(fsx_anchor_changes(), n + 2);
+	int fd = a.be->open(a.in("f").c_str(), O_RDWR | O_CLOEXEC, 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(a.be->ftruncate(fd, 0), 0);
+	EXPECT_EQ(a.be->pwrite(fd, "y", 1, 0), 1);
+	const struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+	EXPECT_EQ(a.be->futimens(fd, ts), 0);
+	a.be->close(fd);
+	EXPECT_EQ(fsx_anchor_changes(), n + 6);
+	EXPECT_EQ(a.be->utimensat(AT_FDCWD, a.in("f").c_str(), ts, 0), 0);
+	EXPECT_EQ(a.be->mkdir(a.in("d").c_str(), 0777), 0);
+	EXPECT_EQ(a.be->link(a.in("f").c_str(), a.in("g").c_str()), 0);
+	EXPECT_EQ(a.be->rename(a.in("g").c_str(), a.in("h").c_str()), 0);
+	EXPECT_EQ(a.be->unlink(a.in("h").c_str()), 0);
+	EXPECT_EQ(a.be->rmdir(a.in("d").c_str()), 0);
+	EXPECT_EQ(fsx_anchor_changes(), n + 12);
+}
