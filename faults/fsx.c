@@ -361,11 +361,11 @@ int fsx_rmdir(const char *path)
 		arena_obj_lock(fsx_cur.arena);
 		id = fsx_obj_identify(path);
 	}
-	VT(fsx_vt_flush_touching(path, NULL));
+	VT(fsx_vt_flush_before_rmdir(path));
 	int r = rmdir(path);
 	int err = errno;
 	if (r == 0)
-		VT(fsx_vt_stamp_parent(path));
+		VT(fsx_vt_rmdir_done(path)); /* its own stamp goes with it */
 	if (r == 0)
 		fsx_win_note_removed(path);
 	if (track) {

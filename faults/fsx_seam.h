@@ -87,10 +87,13 @@ void fsx_vt_stamp_parent(const char *path);
 void fsx_vt_stamp_parents(const char *from, const char *to); /* both folders of a rename, each once */
 void fsx_vt_stamp_fd(int fd);
 /* The stamps kept for later (fsx_vt.c says when they must go out): all of
- * them; all when FD has one; all unless each stamped path is a folder above
- * A (and B, when not NULL), which a rename, unlink or rmdir of A leaves be. */
+ * them; the descriptors' when FD has one; all unless each stamped path is a
+ * folder above A (and B, when not NULL) or another entry of A's folder,
+ * which a rename, unlink or rmdir of A leaves be. */
 void fsx_vt_flush(void);
 void fsx_vt_flush_fd(int fd);
 void fsx_vt_flush_touching(const char *a, const char *b);
+void fsx_vt_flush_before_rmdir(const char *path); /* an rmdir of PATH: its own stamp may wait */
+void fsx_vt_rmdir_done(const char *path);         /* it succeeded: its stamp goes, its folder's is taken */
 
 #endif

@@ -36,9 +36,12 @@ void fsx_vt_times(struct timespec ts[2])
  * They go out (fsx_vt_flush) before anyone else could look: before this
  * worker waits for a grant (sched_leaving: another worker, the controller or
  * a kill may come next), before a stat of this worker's, before it sets
- * times itself, before it closes a descriptor it stamped, and before a
- * rename, unlink or rmdir that could move or remove an object it stamped by
- * path (fsx_vt_flush_touching).  What is stamped is what was, at the same
+ * times itself, and before a rename, unlink or rmdir that could move or
+ * remove an object it stamped by path (fsx_vt_flush_touching: all but
+ * folders above the path and other entries of its folder, by plain absolute
+ * paths).  The descriptors' go out before it closes one it stamped.  A
+ * folder's own stamp goes with it when an rmdir of it succeeds: no other
+ * name sees it (the seam keeps no folder open).  What is stamped is what was, at the same
  * virtual times; only a read's access time may be the real one for a while
  * (nothing reads that: explore's stat has no atime).  The model (a backend)
  * is stamped at once: it costs no call there; so is everything with
@@ -59,6 +62,13 @@ static void vt_apply(const struct vt_pending *p)
 		futimens(p->fd, p->ts);
 	else
 		utimensat(AT_FDCWD, p->path, p->ts, AT_SYMLINK_NOFOLLOW);
+}
+
+/* The pending list down to the KEEP slots vt_order[0..KEEP) names, in that
+ * order; the others are free again (vt_pend_one takes the lowest free). */
+static void vt_compact(unsigned keep)
+{
+	vt_npend = keep;
 }
 
 void fsx_vt_flush(void)
@@ -93,8 +103,13 @@ static void vt_pend_one(int fd, const char *path)
 	if (!p) {
 		if (vt_npend == VT_PENDING)
 			fsx_vt_flush();
-		vt_order[vt_npend] = (unsigned char)vt_npend;
-		p = &vt_pend[vt_npend++];
+		unsigned used = 0, slot = 0;
+		for (unsigned k = 0; k < vt_npend; k++)
+			used |= 1u << vt_order[k];
+		while (used >> slot & 1u)
+			slot++;
+		vt_order[vt_npend++] = (unsigned char)slot;
+		p = &vt_pend[slot];
 		p->fd = fd;
 		if (fd < 0)
 			memcpy(p->path, path, len + 1);
@@ -102,30 +117,108 @@ static void vt_pend_one(int fd, const char *path)
 	fsx_vt_times(p->ts);
 }
 
+/* The descriptors' stamps alone, in their order; the paths' stay.  A
+ * descriptor's stamp is a file's (a write, a truncate, a create); a path's a
+ * folder's (one made, the one an entry was made in or removed from): the two
+ * never name one object, so their order against each other does not matter. */
+static void vt_flush_fds(void)
+{
+	int saved = errno;
+	unsigned keep = 0;
+	for (unsigned k = 0; k < vt_npend; k++) {
+		const unsigned char slot = vt_order[k];
+		if (vt_pend[slot].fd >= 0)
+			vt_apply(&vt_pend[slot]);
+		else
+			vt_order[keep++] = slot;
+	}
+	vt_compact(keep);
+	errno = saved;
+}
+
 void fsx_vt_flush_fd(int fd)
 {
-	for (unsigned i = 0; i < vt_npend; i++)
-		if (vt_pend[i].fd == fd) {
-			fsx_vt_flush();
+	for (unsigned k = 0; k < vt_npend; k++)
+		if (vt_pend[vt_order[k]].fd == fd) {
+			vt_flush_fds();
 			return;
 		}
 }
 
 /* Does a rename, unlink or rmdir of P leave the object stamped at PATH where
- * it is?  Only when PATH is a folder above P (the store, for its lock). */
+ * it is?  When PATH is a folder above P (the store, for its lock). */
 static int vt_above(const char *path, const char *p)
 {
 	size_t len = strlen(path);
 	return strncmp(path, p, len) == 0 && p[len] == '/';
 }
 
-void fsx_vt_flush_touching(const char *a, const char *b)
+/* An absolute path without an empty, "." or ".." part: two such paths with
+ * one folder part name entries of one folder. */
+static int vt_plain(const char *p)
 {
-	for (unsigned i = 0; i < vt_npend; i++)
-		if (vt_pend[i].fd < 0 && (!vt_above(vt_pend[i].path, a) || (b && !vt_above(vt_pend[i].path, b)))) {
+	if (p[0] != '/')
+		return 0;
+	for (const char *c = p; c;) {
+		const char *part = c + 1, *next = strchr(part, '/');
+		size_t n = next ? (size_t)(next - part) : strlen(part);
+		if (n == 0 || (part[0] == '.' && (n == 1 || (n == 2 && part[1] == '.'))))
+			return 0;
+		c = next;
+	}
+	return 1;
+}
+
+/* And when PATH is another entry of P's folder: a rename, unlink or rmdir
+ * acts on its own entry (a symlink there is not followed).  The names
+ * differ also without case (a folder that folds case has one entry for both). */
+static int vt_sibling(const char *path, const char *p)
+{
+	const char *a = strrchr(path, '/'), *b = strrchr(p, '/');
+	return a && b && a - path == b - p && strncmp(path, p, (size_t)(a - path)) == 0 &&
+	       strcasecmp(a + 1, b + 1) != 0 && vt_plain(path) && vt_plain(p);
+}
+
+/* Stamps by path that a call on A (and B) may move or remove (one at A
+ * itself too, unless KEEP_SELF): they all go out first. */
+static void vt_touching(const char *a, const char *b, int keep_self)
+{
+	for (unsigned k = 0; k < vt_npend; k++) {
+		const struct vt_pending *q = &vt_pend[vt_order[k]];
+		const char *path = q->path;
+		if (q->fd >= 0)
+			continue;
+		int safe_a = vt_above(path, a) || vt_sibling(path, a) || (keep_self && strcmp(path, a) == 0);
+		if (!safe_a || (b && !vt_above(path, b) && !vt_sibling(path, b))) {
 			fsx_vt_flush();
 			return;
 		}
+	}
+}
+
+void fsx_vt_flush_touching(const char *a, const char *b)
+{
+	vt_touching(a, b, 0);
+}
+
+/* Before an rmdir of PATH: its own stamp may wait, for it goes with the
+ * folder when the rmdir succeeds (fsx_vt_rmdir_done); a folder has no other
+ * name to see it by. */
+void fsx_vt_flush_before_rmdir(const char *path)
+{
+	vt_touching(path, NULL, 1);
+}
+
+void fsx_vt_rmdir_done(const char *path)
+{
+	unsigned keep = 0;
+	for (unsigned k = 0; k < vt_npend; k++) {
+		const unsigned char slot = vt_order[k];
+		if (!(vt_pend[slot].fd < 0 && strcmp(vt_pend[slot].path, path) == 0))
+			vt_order[keep++] = slot;
+	}
+	vt_compact(keep);
+	fsx_vt_stamp_parent(path);
 }
 
 /* LOCKSTORM_VT_EAGER=1: every stamp at once, as before (tests hold the two
