@@ -17,8 +17,10 @@
  *     symlink, or is gone, is not used (every call goes as it is);
  *   - a successful rmdir or rename of a path that is not below the anchor
  *     (the anchor, a folder above it) moves a shared generation, and every
- *     process opens the anchor again at its next call.  So does whoever
- *     makes the anchor again (the explorer's reset, when it cannot empty it).
+ *     process opens the anchor again at its next call.  So does a mkdir of
+ *     the anchor (a worker's mkdir -p after a sweep removed the store), and the
+ *     explorer when it makes the store again (its reset, when it cannot
+ *     empty it).
  * A symlink below the anchor that leads above it resolves the same both
  * ways; renaming through one could move the anchor unseen, but the seam
  * makes no symlinks and the workloads make none.
@@ -109,7 +111,10 @@ static int a_mkdir(const char *path, mode_t mode)
 	const char *rel;
 	int dfd = at(path, &rel);
 	changes++;
-	return mkdirat(dfd, rel, mode);
+	int r = mkdirat(dfd, rel, mode);
+	if (r == 0 && below(path, 1) && !below(path, 0)) /* the anchor made again (a sweep removed it) */
+		atomic_fetch_add(anchor_gen, 1);
+	return r;
 }
 
 static int a_rmdir(const char *path)

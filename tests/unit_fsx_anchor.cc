@@ -181,3 +181,20 @@ TEST(FsxAnchor, ItCountsTheCallsThatMayChangeSomethingAndNoLook)
 	EXPECT_EQ(a.be->rmdir(a.in("d").c_str()), 0);
 	EXPECT_EQ(fsx_anchor_changes(), n + 12);
 }
+
+/* Removed (a sweep) and made again through it: the calls go relative to
+ * the new folder again, not by path for good.  (A folder moved behind its
+ * back tells the two apart: relative calls follow the descriptor.) */
+TEST(FsxAnchor, AFolderRemovedAndMadeAgainThroughItIsAnchoredAgain)
+{
+	Anchored a;
+	ASSERT_EQ(a.be->rmdir(a.store.c_str()), 0);
+	EXPECT_EQ(a.be->mkdir(a.in("x").c_str(), 0777), -1); /* gone: by path, as it says */
+	ASSERT_EQ(a.be->mkdir(a.store.c_str(), 0777), 0);
+	ASSERT_EQ(a.be->mkdir(a.in("y").c_str(), 0777), 0); /* opened again here */
+	ASSERT_EQ(rename(a.store.c_str(), a.dir.sub("aside").c_str()), 0);
+	ASSERT_EQ(mkdir(a.store.c_str(), 0755), 0);
+	ASSERT_EQ(a.be->mkdir(a.in("z").c_str(), 0777), 0);
+	EXPECT_TRUE(exists(a.dir.sub("aside/z"))); /* relative to its descriptor */
+	EXPECT_FALSE(exists(a.in("z")));
+}
