@@ -732,14 +732,16 @@ TEST(LockfileRecorded, HeldRecordNamesTheLockItsHolderWaitsFor)
 	close(done[1]);
 	/* the child's first wait rewrites A: watch for it, bounded (no sleep) */
 	std::string rec, want = ",\"waitingFor\":{\"path\":\"" + other + ".lock\",\"since\":\"";
+	const std::regex whole("\"since\":\"[0-9T:.-]+Z\"\\}\\}\n$");
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do { /* a read may meet the pwrite half done: look until the whole field is there */
+	do { /* a read may meet the pwrite half done (the field's start there, its end not yet):
+	      * look until the whole record is there */
 		rec = slurp(env.P);
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (rec.find(want) == std::string::npos && t.tv_sec - t0.tv_sec < 8);
+	} while ((rec.find(want) == std::string::npos || !std::regex_search(rec, whole)) && t.tv_sec - t0.tv_sec < 8);
 	EXPECT_NE(rec.find(want), std::string::npos) << rec;
-	EXPECT_TRUE(std::regex_search(rec, std::regex("\"since\":\"[0-9T:.-]+Z\"\\}\\}\n$"))) << rec;
+	EXPECT_TRUE(std::regex_search(rec, whole)) << rec;
 	EXPECT_EQ(b.release(), 0);
 	char c = 'n';
 	EXPECT_EQ(read(done[0], &c, 1), 1);
