@@ -64,11 +64,24 @@ static void vt_apply(const struct vt_pending *p)
 		utimensat(AT_FDCWD, p->path, p->ts, AT_SYMLINK_NOFOLLOW);
 }
 
-/* The pending list down to the KEEP slots vt_order[0..KEEP) names, in that
- * order; the others are free again (vt_pend_one takes the lowest free). */
-static void vt_compact(unsigned keep)
+/* Takes the stamps out of the list that are descriptors' (FDS) or PATH's:
+ * made (APPLY) or dropped.  The others keep their order; the slots taken
+ * are free again (vt_pend_one takes the lowest free one). */
+static void vt_take(int fds, const char *path, int apply)
 {
+	int saved = errno;
+	unsigned keep = 0;
+	for (unsigned k = 0; k < vt_npend; k++) {
+		const struct vt_pending *q = &vt_pend[vt_order[k]];
+		if (fds ? q->fd >= 0 : q->fd < 0 && strcmp(q->path, path) == 0) {
+			if (apply)
+				vt_apply(q);
+		} else {
+			vt_order[keep++] = vt_order[k];
+		}
+	}
 	vt_npend = keep;
+	errno = saved;
 }
 
 void fsx_vt_flush(void)
@@ -117,30 +130,16 @@ static void vt_pend_one(int fd, const char *path)
 	fsx_vt_times(p->ts);
 }
 
-/* The descriptors' stamps alone, in their order; the paths' stay.  A
- * descriptor's stamp is a file's (a write, a truncate, a create); a path's a
- * folder's (one made, the one an entry was made in or removed from): the two
- * never name one object, so their order against each other does not matter. */
-static void vt_flush_fds(void)
-{
-	int saved = errno;
-	unsigned keep = 0;
-	for (unsigned k = 0; k < vt_npend; k++) {
-		const unsigned char slot = vt_order[k];
-		if (vt_pend[slot].fd >= 0)
-			vt_apply(&vt_pend[slot]);
-		else
-			vt_order[keep++] = slot;
-	}
-	vt_compact(keep);
-	errno = saved;
-}
-
 void fsx_vt_flush_fd(int fd)
 {
 	for (unsigned k = 0; k < vt_npend; k++)
 		if (vt_pend[vt_order[k]].fd == fd) {
-			vt_flush_fds();
+			/* the descriptors' alone, in their order; the paths' stay.  A
+			 * descriptor's stamp is a file's (a write, a truncate, a
+			 * create), a path's a folder's (one made, the one an entry was
+			 * made in or removed from): the two never name one object, so
+			 * their order against each other does not matter */
+			vt_take(1, NULL, 1);
 			return;
 		}
 }
@@ -211,13 +210,7 @@ void fsx_vt_flush_before_rmdir(const char *path)
 
 void fsx_vt_rmdir_done(const char *path)
 {
-	unsigned keep = 0;
-	for (unsigned k = 0; k < vt_npend; k++) {
-		const unsigned char slot = vt_order[k];
-		if (!(vt_pend[slot].fd < 0 && strcmp(vt_pend[slot].path, path) == 0))
-			vt_order[keep++] = slot;
-	}
-	vt_compact(keep);
+	vt_take(0, path, 0);
 	fsx_vt_stamp_parent(path);
 }
 
