@@ -112,6 +112,7 @@ int journal_open(struct journal *j, const char *path, unsigned worker)
 
 	j->map = NULL;
 	j->mem = NULL;
+	j->ring = NULL;
 	j->fd = -1;
 	j->worker = (uint16_t)worker;
 	j->pid = (int32_t)getpid();
@@ -179,8 +180,12 @@ static int journal_map_window(struct journal *j, uint64_t at)
 }
 
 /* Room for one more record at j->pos: 0, or -1 with errno. */
+static int journal_ring_flush(struct journal *j);
+
 static int journal_grow(struct journal *j)
 {
+	if (j->ring)
+		return j->pos + sizeof(struct jrec) > j->ready ? journal_ring_flush(j) : 0;
 	if (j->pos + sizeof(struct jrec) > JOURNAL_WINDOW &&
 	    journal_map_window(j, j->map_off + j->pos) < 0)
 		return -1;
@@ -201,6 +206,7 @@ int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
 {
 	j->map = NULL;
 	j->mem = NULL;
+	j->ring = NULL;
 	j->fd = -1;
 	j->worker = (uint16_t)worker;
 	j->pid = (int32_t)getpid();
@@ -219,8 +225,103 @@ int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
 	return 0;
 }
 
+/* All of BUF (LEN bytes) to file offset OFF: 0, or -1 with errno (a short
+ * write that makes no progress is a full disk). */
+static int pwrite_all(int fd, const unsigned char *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t k = pwrite(fd, buf, len, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		if (k == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		buf += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* The ring's records to the file, and the ring empty again.  Killed inside,
+ * the driver's journal_ring_settle writes the same bytes at the same offset
+ * again: head drops to 0 only once they are in the file, and base moves on
+ * only after that. */
+static int journal_ring_flush(struct journal *j)
+{
+	struct journal_ring *rg = j->ring;
+	if (j->pos && pwrite_all(j->fd, rg->buf, j->pos, rg->base) != 0)
+		return -1;
+	__atomic_store_n(&rg->head, 0, __ATOMIC_RELEASE);
+	rg->base += j->pos;
+	j->map_off = rg->base;
+	j->pos = 0;
+	return 0;
+}
+
+int journal_open_ring(struct journal *j, const char *path, unsigned worker, struct journal_ring *ring)
+{
+	memset(j, 0, sizeof *j);
+	j->fd = -1;
+	j->worker = (uint16_t)worker;
+	j->pid = (int32_t)getpid();
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	/* after the valid records only: a tail a killed mapped writer left (zeros,
+	 * a torn record) would otherwise outlast the records written over it */
+	int64_t end = journal_valid_end(fd);
+	if (end < 0 || ftruncate(fd, (off_t)end) != 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	__atomic_store_n(&ring->head, 0, __ATOMIC_RELAXED);
+	ring->base = (uint64_t)end;
+	j->fd = fd;
+	j->ring = ring;
+	j->map = ring->buf;
+	j->map_off = (uint64_t)end;
+	j->ready = JOURNAL_RING;
+	return 0;
+}
+
+int journal_ring_settle(struct journal_ring *ring, const char *path)
+{
+	uint32_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+	if (head == 0)
+		return 0;
+	if (head > JOURNAL_RING || head % sizeof(struct jrec)) { /* not a writer's: write nothing */
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = pwrite_all(fd, ring->buf, head, ring->base);
+	int saved = errno;
+	close(fd);
+	if (r == 0) {
+		ring->base += head;
+		__atomic_store_n(&ring->head, 0, __ATOMIC_RELEASE);
+	}
+	errno = saved;
+	return r;
+}
+
 void journal_close(struct journal *j)
 {
+	if (j->ring) {
+		int saved = errno;
+		(void)journal_ring_flush(j); /* failed: the driver's settle tries again */
+		j->ring = NULL;
+		j->map = NULL;
+		errno = saved;
+	}
 	j->mem = NULL;
 	if (j->map) {
 		int saved = errno;
@@ -496,6 +597,8 @@ int journal_write(struct journal *j, struct jrec *r)
 			return -1;
 		memcpy(j->map + j->pos, r, sizeof *r);
 		j->pos += sizeof *r;
+		if (j->ring)
+			__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
 		return 0;
 	}
 	do
@@ -569,6 +672,8 @@ static __attribute__((noinline)) uint64_t journal_log_slow(struct journal *j, in
 			r->pad = 0;
 			r->check = crc32c_rec(r);
 			j->pos += sizeof *r;
+			if (j->ring)
+				__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
 		}
 	} else if (j->fd >= 0 || j->mem) {
 		seq = journal_fill(j, &local, type, op, err, a, b, c);
@@ -600,5 +705,7 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 	r->pad = 0;
 	r->check = crc32c_rec(r);
 	j->pos += sizeof *r;
+	if (j->ring) /* after the record's stores (x86 keeps their order; release elsewhere) */
+		__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
 	return seq;
 }

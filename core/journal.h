@@ -90,6 +90,7 @@ struct journal {
 	size_t ready;         /* window bytes faulted in so far (from its start) */
 	size_t chunk;         /* bytes the next growth faults in */
 	struct journal_mem *mem; /* memory mode (explore): records go to a shared buffer */
+	struct journal_ring *ring; /* ring mode: map is its buffer, map_off the file offset of buf[0] */
 };
 
 /* Memory mode: every worker of one explore execution appends to one buffer
@@ -101,6 +102,23 @@ struct journal_mem {
 	uint32_t dropped;     /* records that did not fit */
 	uint32_t pad;
 	struct jrec rec[];
+};
+
+/* Ring mode: records are stored into a buffer in memory shared with the
+ * driver, and written to the file with one pwrite(2) each time it is full,
+ * then the buffer is used again.  A record whose store completed survives
+ * the SIGKILL of its writer, as in mapped mode: the driver, which reaps the
+ * writer, writes what the buffer holds past the file (journal_ring_settle)
+ * before anyone reads the file or opens it again.  Why not mapped mode: the
+ * first store into a page the process never touched costs a fault of the
+ * hypervisor on some virtual machines (about 10 us), one every 16 ops of
+ * `-w hold`; a buffer used again costs none after its first lap. */
+#define JOURNAL_RING (32u << 10)
+struct journal_ring {
+	uint32_t head;           /* bytes of whole records in buf (the writer's; __atomic_* only) */
+	uint32_t pad;
+	uint64_t base;           /* file offset buf[0] goes to */
+	unsigned char buf[JOURNAL_RING] __attribute__((aligned(64)));
 };
 
 /* Mapped journals grow in windows of this many bytes (a multiple of the page
@@ -119,6 +137,14 @@ int journal_open(struct journal *j, const char *path, unsigned worker);
  * zeros after its last record, which readers skip (they are not a torn
  * tail).  Reopening appends after the last valid record. */
 int journal_open_mapped(struct journal *j, const char *path, unsigned worker);
+/* Ring mode (see struct journal_ring): RING lives in memory the driver
+ * shares; the file is cut to its valid records and appended to.  journal_close
+ * writes what the ring holds. */
+int journal_open_ring(struct journal *j, const char *path, unsigned worker, struct journal_ring *ring);
+/* The driver's half, after the writer of RING ended (exited or killed): the
+ * whole records it left in the ring go to the file at PATH.  0 (nothing
+ * left, or written), or -1 with errno. */
+int journal_ring_settle(struct journal_ring *ring, const char *path);
 /* Memory mode (see struct journal_mem); journal_close only detaches. */
 void journal_open_mem(struct journal *j, struct journal_mem *m, unsigned worker, int32_t pid);
 void journal_close(struct journal *j);

@@ -158,6 +158,19 @@ TEST(IntegRun, CrashesWithRespawnLoseNoRecordAndLeaveNoProcess)
 	EXPECT_GT(rep.total("crashes"), 10);
 	/* every crash fault journalled before the kill is read back: one per driver-seen kill */
 	EXPECT_EQ(rep.total("crashes"), rep.total("kills"));
+	/* ... counted in the journals themselves (the totals may come from live
+	 * counters): a crash's record sits in the worker's ring when the SIGKILL
+	 * lands, and only the driver's settle puts it in the file */
+	CmdResult dump = lockstorm("dump " + mark);
+	ASSERT_EQ(dump.status, 0) << dump.err;
+	auto count = [&](const std::string &needle) {
+		long n = 0;
+		for (size_t at = dump.out.find(needle); at != std::string::npos; at = dump.out.find(needle, at + 1))
+			n++;
+		return n;
+	};
+	EXPECT_GT(count("\"fault\":\"crash\""), 10);
+	EXPECT_EQ(count("\"fault\":\"crash\""), count("\"type\":\"killed\""));
 	EXPECT_EQ(processes_mentioning(mark), 0);
 	CmdResult c = lockstorm("check -q " + mark);
 	EXPECT_EQ(c.status, r.status);

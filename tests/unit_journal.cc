@@ -540,6 +540,154 @@ TEST(JournalMapped, TornRecordInsideTheZeroTailIsReported)
 	free(r);
 }
 
+/* ---- ring journals: the mode a run's workers use ---- */
+
+#include <sys/mman.h>
+
+/* A ring in memory shared with the children, as the driver makes it. */
+static struct journal_ring *shared_ring()
+{
+	void *m = mmap(NULL, sizeof(struct journal_ring), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? nullptr : (struct journal_ring *)m;
+}
+
+/* In a child: open in ring mode, log n records numbered from first, then
+ * either close cleanly or die by SIGKILL with records in the ring. */
+static void ring_child(const std::string &path, struct journal_ring *ring, int first, int n, bool die)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct journal j;
+		if (journal_open_ring(&j, path.c_str(), 3, ring) != 0)
+			_exit(3);
+		for (int i = 0; i < n; i++)
+			journal_log(&j, EV_ATTEMPT, (uint32_t)(first + i), 0, first + i, 0, 0);
+		if (die)
+			raise(SIGKILL);
+		journal_close(&j);
+		_exit(0);
+	}
+	int st;
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_EQ(die, WIFSIGNALED(st));
+}
+
+/* The records of PATH are a[i] == i for i < want, nothing torn. */
+static void expect_numbered(const std::string &path, size_t want)
+{
+	struct jrec *r;
+	size_t n, torn;
+	ASSERT_EQ(journal_read_file(path.c_str(), &r, &n, &torn), 0);
+	EXPECT_EQ(n, want);
+	EXPECT_EQ(torn, 0u);
+	for (size_t i = 0; i < n && i < want; i++)
+		ASSERT_EQ(r[i].a, (int64_t)i) << "record " << i;
+	free(r);
+	struct stat st;
+	ASSERT_EQ(stat(path.c_str(), &st), 0);
+	EXPECT_EQ((size_t)st.st_size, want * sizeof(struct jrec)); /* no tail of any kind */
+}
+
+static const int RING_RECS = (int)(JOURNAL_RING / sizeof(struct jrec));
+
+TEST(JournalRing, CleanCloseWritesEveryRecordOverManyLaps)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0003.bin");
+	struct journal_ring *ring = shared_ring();
+	ASSERT_NE(ring, nullptr);
+	ring_child(p, ring, 0, 3 * RING_RECS + 100, false);
+	expect_numbered(p, 3 * RING_RECS + 100);
+	EXPECT_EQ(ring->head, 0u);
+	EXPECT_EQ(journal_ring_settle(ring, p.c_str()), 0); /* nothing left: writes nothing */
+	expect_numbered(p, 3 * RING_RECS + 100);
+	munmap(ring, sizeof *ring);
+}
+
+TEST(JournalRing, SigkillThenSettleLosesNothingAndARespawnAppends)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0003.bin");
+	struct journal_ring *ring = shared_ring();
+	ASSERT_NE(ring, nullptr);
+	int n1 = 2 * RING_RECS + 123;
+	ring_child(p, ring, 0, n1, true);
+	/* the file has the two laps written; the ring the rest */
+	expect_numbered(p, 2 * (size_t)RING_RECS);
+	EXPECT_EQ(ring->head, 123u * sizeof(struct jrec));
+	ASSERT_EQ(journal_ring_settle(ring, p.c_str()), 0);
+	expect_numbered(p, (size_t)n1);
+	EXPECT_EQ(ring->head, 0u);
+	ring_child(p, ring, n1, 77, true);
+	ASSERT_EQ(journal_ring_settle(ring, p.c_str()), 0);
+	expect_numbered(p, (size_t)n1 + 77);
+	munmap(ring, sizeof *ring);
+}
+
+/* A writer killed inside its pwrite(2) left part of a lap in the file: the
+ * settle writes the same bytes at the same place, so nothing is doubled. */
+TEST(JournalRing, SettleAfterAKillInsideAFlushWritesTheSameBytesAgain)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0004.bin");
+	struct journal_ring *ring = shared_ring();
+	ASSERT_NE(ring, nullptr);
+	struct journal j;
+	ASSERT_EQ(journal_open_ring(&j, p.c_str(), 4, ring), 0);
+	for (int i = 0; i < RING_RECS + 10; i++) /* one lap written, 10 records in the ring */
+		journal_log(&j, EV_ATTEMPT, (uint32_t)i, 0, i, 0, 0);
+	for (int i = RING_RECS + 10; i < 2 * RING_RECS; i++) /* the ring full: the next record flushes */
+		journal_log(&j, EV_ATTEMPT, (uint32_t)i, 0, i, 0, 0);
+	ASSERT_EQ(ring->head, JOURNAL_RING);
+	/* the flush the kill cut short: a page of it reached the file */
+	ASSERT_EQ(pwrite(j.fd, ring->buf, 4096, (off_t)ring->base), 4096);
+	close(j.fd); /* the writer is gone: no journal_close */
+	ASSERT_EQ(journal_ring_settle(ring, p.c_str()), 0);
+	expect_numbered(p, 2 * (size_t)RING_RECS);
+	munmap(ring, sizeof *ring);
+}
+
+/* Opening cuts what a killed mapped writer left after its records (zeros
+ * and a torn record): ring mode appends, so nothing may follow its records. */
+TEST(JournalRing, OpenCutsATornOrZeroTailBeforeAppending)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0002.bin");
+	mapped_child(p, 2, 0, 10, true);
+	int fd = open(p.c_str(), O_WRONLY);
+	ASSERT_GE(fd, 0);
+	unsigned char half[32];
+	memset(half, 0xab, sizeof half);
+	ASSERT_EQ(pwrite(fd, half, sizeof half, 10 * 64), (ssize_t)sizeof half);
+	close(fd);
+	struct journal_ring *ring = shared_ring();
+	ASSERT_NE(ring, nullptr);
+	ring_child(p, ring, 10, 5, false);
+	expect_numbered(p, 15);
+	munmap(ring, sizeof *ring);
+}
+
+/* A ring whose head no writer could have left (past the buffer, or not a
+ * whole number of records) is refused, and nothing is written. */
+TEST(JournalRing, SettleRefusesAHeadNoWriterLeaves)
+{
+	ScratchDir d;
+	std::string p = d.sub("w0005.bin");
+	struct journal_ring *ring = shared_ring();
+	ASSERT_NE(ring, nullptr);
+	ring_child(p, ring, 0, 20, false);
+	for (uint32_t bad : { JOURNAL_RING + 64u, 100u }) {
+		ring->head = bad;
+		errno = 0;
+		EXPECT_EQ(journal_ring_settle(ring, p.c_str()), -1);
+		EXPECT_EQ(errno, EINVAL);
+		expect_numbered(p, 20);
+	}
+	munmap(ring, sizeof *ring);
+}
+
 /* ---- format 2: CRC32C checksums; format 1 still read ---- */
 
 TEST(JournalFormat, ChecksumIsCrc32cOfTheSixtyBytesBeforeIt)

@@ -142,7 +142,8 @@ int worker_run(const struct worker_spec *sp)
 	snprintf(w.state_file, sizeof w.state_file, "%s", sp->state_file);
 	prng_seed(&w.rng, sp->seed, sp->id, sp->incarnation);
 	if (sp->journal_path) {
-		if (journal_open_mapped(&w.journal, sp->journal_path, sp->id) != 0)
+		if ((sp->journal_ring ? journal_open_ring(&w.journal, sp->journal_path, sp->id, sp->journal_ring)
+				      : journal_open_mapped(&w.journal, sp->journal_path, sp->id)) != 0)
 			return -1;
 	} else {
 		journal_open_mem(&w.journal, sp->jmem, sp->id, w.pid);
@@ -173,5 +174,7 @@ int worker_run(const struct worker_spec *sp)
 			break;
 	worker_log(&w, EV_WORKER_EXIT, 0, 0, 0, 0);
 	fsx_unbind();
+	if (w.journal.ring) /* its last records to the file (else the driver's settle does it) */
+		journal_close(&w.journal);
 	return 0;
 }

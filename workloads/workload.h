@@ -109,7 +109,8 @@ struct worker_spec {
 	const int64_t *wparam_us;         /* ... PU_MS in exact us; may be NULL */
 	const char *state_file;
 	struct arena *arena;
-	const char *journal_path;         /* run: its mapped journal file; NULL: ... */
+	const char *journal_path;         /* run: its journal file; NULL: ... */
+	struct journal_ring *journal_ring; /* run: the ring the driver shares (NULL: mapped mode) */
 	struct journal_mem *jmem;         /* ... explore: the shared in-memory journal */
 	long ops;                         /* explore: this many; WORKER_CLAIM_OPS: claim each from the arena (run) */
 	uint32_t op_base;                 /* explore: its first op's number (a restart after a power loss) */
