@@ -202,22 +202,37 @@ static int journal_grow(struct journal *j)
 	return 0;
 }
 
-int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
+/* J reset for WORKER and PATH opened for reading and writing (made if
+ * missing), *END just past its last valid record: 0, or -1 with errno (J's
+ * fd then -1). */
+static int journal_open_end(struct journal *j, const char *path, unsigned worker, int64_t *end)
 {
-	j->map = NULL;
-	j->mem = NULL;
-	j->ring = NULL;
+	memset(j, 0, sizeof *j);
 	j->fd = -1;
 	j->worker = (uint16_t)worker;
 	j->pid = (int32_t)getpid();
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	j->fd = fd;
-	int64_t end = journal_valid_end(fd);
-	if (end < 0 || journal_map_window(j, (uint64_t)end) < 0) {
+	*end = journal_valid_end(fd);
+	if (*end < 0) {
 		int saved = errno;
 		close(fd);
+		errno = saved;
+		return -1;
+	}
+	j->fd = fd;
+	return 0;
+}
+
+int journal_open_mapped(struct journal *j, const char *path, unsigned worker)
+{
+	int64_t end;
+	if (journal_open_end(j, path, worker, &end) != 0)
+		return -1;
+	if (journal_map_window(j, (uint64_t)end) < 0) {
+		int saved = errno;
+		close(j->fd);
 		j->fd = -1;
 		errno = saved;
 		return -1;
@@ -264,25 +279,20 @@ static int journal_ring_flush(struct journal *j)
 
 int journal_open_ring(struct journal *j, const char *path, unsigned worker, struct journal_ring *ring)
 {
-	memset(j, 0, sizeof *j);
-	j->fd = -1;
-	j->worker = (uint16_t)worker;
-	j->pid = (int32_t)getpid();
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
+	int64_t end;
+	if (journal_open_end(j, path, worker, &end) != 0)
 		return -1;
 	/* after the valid records only: a tail a killed mapped writer left (zeros,
 	 * a torn record) would otherwise outlast the records written over it */
-	int64_t end = journal_valid_end(fd);
-	if (end < 0 || ftruncate(fd, (off_t)end) != 0) {
+	if (ftruncate(j->fd, (off_t)end) != 0) {
 		int saved = errno;
-		close(fd);
+		close(j->fd);
+		j->fd = -1;
 		errno = saved;
 		return -1;
 	}
 	__atomic_store_n(&ring->head, 0, __ATOMIC_RELAXED);
 	ring->base = (uint64_t)end;
-	j->fd = fd;
 	j->ring = ring;
 	j->map = ring->buf;
 	j->map_off = (uint64_t)end;
