@@ -68,9 +68,12 @@ struct arena {
 	_Atomic uint32_t ready __attribute__((aligned(64))); /* workers at the barrier */
 	_Atomic uint32_t go;          /* futex: 0 wait, 1 run */
 	_Atomic uint32_t stop;        /* 1: finish the current op and leave */
-	_Atomic uint64_t ops_claimed;
 	uint64_t ops_limit;           /* 0: no limit */
-	_Atomic int32_t holders;      /* online holder count */
+	/* what every worker changes each op gets lines of its own: on the line of
+	 * stop and ops_limit, which every worker reads each op, each change would
+	 * cost the other CPUs a miss */
+	_Atomic uint64_t ops_claimed __attribute__((aligned(64)));
+	_Atomic int32_t holders __attribute__((aligned(64))); /* online holder count */
 	_Atomic uint64_t breaches;    /* online breaches seen */
 	struct arena_breach breach[ARENA_MAX_BREACH];
 	_Atomic int64_t stall_until_ns; /* latest end of any announced stall */
