@@ -179,9 +179,17 @@ static int journal_map_window(struct journal *j, uint64_t at)
 	return 0;
 }
 
-/* Room for one more record at j->pos: 0, or -1 with errno. */
+/* Ring mode: the records up to j->pos are whole (stored after their last
+ * byte; x86 keeps the order of stores, the release keeps the compiler's). */
+static inline void journal_ring_publish(struct journal *j)
+{
+	if (j->ring)
+		__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
+}
+
 static int journal_ring_flush(struct journal *j);
 
+/* Room for one more record at j->pos: 0, or -1 with errno. */
 static int journal_grow(struct journal *j)
 {
 	if (j->ring)
@@ -607,8 +615,7 @@ int journal_write(struct journal *j, struct jrec *r)
 			return -1;
 		memcpy(j->map + j->pos, r, sizeof *r);
 		j->pos += sizeof *r;
-		if (j->ring)
-			__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
+		journal_ring_publish(j);
 		return 0;
 	}
 	do
@@ -682,8 +689,7 @@ static __attribute__((noinline)) uint64_t journal_log_slow(struct journal *j, in
 			r->pad = 0;
 			r->check = crc32c_rec(r);
 			j->pos += sizeof *r;
-			if (j->ring)
-				__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
+			journal_ring_publish(j);
 		}
 	} else if (j->fd >= 0 || j->mem) {
 		seq = journal_fill(j, &local, type, op, err, a, b, c);
@@ -715,7 +721,6 @@ uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 	r->pad = 0;
 	r->check = crc32c_rec(r);
 	j->pos += sizeof *r;
-	if (j->ring) /* after the record's stores (x86 keeps their order; release elsewhere) */
-		__atomic_store_n(&j->ring->head, (uint32_t)j->pos, __ATOMIC_RELEASE);
+	journal_ring_publish(j);
 	return seq;
 }
