@@ -669,26 +669,6 @@ void fsx_list_free(struct fsx_list *l)
 
 static int read_file(const char *path, char **buf, size_t *len);
 
-/* Explore mode: a whole-file read or write is one step. */
-int fsx_compound_begin(int op, const char *path)
-{
-	if (!fsx_sched || fsx_compound || !fsx_bound)
-		return 0;
-	sched_step(op, path, NULL);
-	fsx_compound++;
-	return 1;
-}
-
-void fsx_compound_end(int own, int r)
-{
-	if (!own)
-		return;
-	int err = errno;
-	fsx_compound--;
-	sched_result(r, err);
-	errno = err;
-}
-
 int fsx_read_file(const char *path, char **buf, size_t *len)
 {
 	int own = fsx_compound_begin(FSX_READ, path);
