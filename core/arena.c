@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "hot.h"
 
 static struct arena *seq_arena; /* the arena journal_next_seq draws from */
 static uint64_t (*seq_before)(void); /* the source it replaced, put back by arena_destroy */
@@ -81,7 +82,7 @@ void arena_reset(struct arena *a)
 	memset(a->w, 0, (size_t)a->nworkers * sizeof *a->w);
 }
 
-uint64_t arena_next_seq(struct arena *a)
+LS_HOT uint64_t arena_next_seq(struct arena *a)
 {
 	return atomic_fetch_add(&a->seq, 1) + 1;
 }
@@ -105,7 +106,7 @@ void arena_go(struct arena *a)
 	futex(&a->go, FUTEX_WAKE, INT32_MAX);
 }
 
-int arena_claim_op(struct arena *a)
+LS_HOT int arena_claim_op(struct arena *a)
 {
 	if (atomic_load_explicit(&a->stop, memory_order_relaxed))
 		return 0;
@@ -119,7 +120,7 @@ int arena_claim_op(struct arena *a)
 	return 1;
 }
 
-void arena_hold_enter(struct arena *a, unsigned worker, uint64_t seq)
+LS_HOT void arena_hold_enter(struct arena *a, unsigned worker, uint64_t seq)
 {
 	atomic_store(&a->w[worker].holding, 1);
 	int before = atomic_fetch_add(&a->holders, 1);
@@ -141,7 +142,7 @@ void arena_hold_enter(struct arena *a, unsigned worker, uint64_t seq)
 	}
 }
 
-void arena_hold_leave(struct arena *a, unsigned worker)
+LS_HOT void arena_hold_leave(struct arena *a, unsigned worker)
 {
 	if (atomic_exchange(&a->w[worker].holding, 0))
 		atomic_fetch_sub(&a->holders, 1);

@@ -11,6 +11,7 @@
  * the torn tail, reported in bytes, never guessed at.
  */
 #include "journal.h"
+#include "hot.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -87,15 +88,15 @@ static uint64_t journal_local_seq(void)
 	return atomic_fetch_add(&journal_local_counter, 1);
 }
 
-uint64_t (*journal_next_seq)(void) = journal_local_seq;
-_Atomic uint64_t *journal_seq_counter;
+LS_HOT_DATA uint64_t (*journal_next_seq)(void) = journal_local_seq;
+LS_HOT_DATA _Atomic uint64_t *journal_seq_counter;
 
-uint64_t journal_seq_from_counter(void)
+LS_HOT uint64_t journal_seq_from_counter(void)
 {
 	return atomic_fetch_add(journal_seq_counter, 1) + 1;
 }
 const char *(*journal_point_name)(uint64_t hash);
-uint64_t (*journal_clock_ns)(void);
+LS_HOT_DATA uint64_t (*journal_clock_ns)(void);
 
 void journal_open_mem(struct journal *j, struct journal_mem *m, unsigned worker, int32_t pid)
 {
@@ -368,7 +369,7 @@ void journal_close(struct journal *j)
  * they are still read and checked with it.
  */
 static uint32_t crc32c_table[256];
-static int crc32c_hw = -1; /* -1: not probed yet */
+LS_HOT_DATA static int crc32c_hw = -1; /* -1: not probed yet */
 
 static void crc32c_init(void)
 {
@@ -387,7 +388,7 @@ static void crc32c_init(void)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc32c_rec_hw(const unsigned char *p)
+LS_HOT __attribute__((target("sse4.2"))) static uint32_t crc32c_rec_hw(const unsigned char *p)
 {
 	uint64_t w0, w1, w2, w3, w4, w5, w6;
 	uint32_t t;
@@ -584,6 +585,15 @@ size_t journal_valid_run(const struct jrec *r, size_t n)
 	return journal_valid_run_sw(r, n);
 }
 
+/* R's magic and pad, as one store of an immediate (left as two, GCC merges
+ * them into a load from .rodata: one more page an op touches). */
+static inline void journal_seal_head(struct jrec *r)
+{
+	const struct { uint16_t magic, pad; } head = { JOURNAL_MAGIC, 0 };
+	static_assert(offsetof(struct jrec, pad) == offsetof(struct jrec, magic) + 2, "magic, then pad");
+	memcpy(&r->magic, &head, sizeof head);
+}
+
 /*
  * Seal R (magic, pad, checksum) and append it with a single write(2).
  * 0, or -1 with errno.  A short write (a full disk) is reported as ENOSPC:
@@ -598,8 +608,7 @@ int journal_write(struct journal *j, struct jrec *r)
 		errno = EBADF;
 		return -1;
 	}
-	r->magic = JOURNAL_MAGIC;
-	r->pad = 0;
+	journal_seal_head(r);
 	r->check = journal_checksum(r);
 	if (j->mem) {
 		if (j->mem->n >= j->mem->cap) {
@@ -685,8 +694,7 @@ static __attribute__((noinline)) uint64_t journal_log_slow(struct journal *j, in
 		if (journal_grow(j) == 0) {
 			struct jrec *r = (struct jrec *)(void *)(j->map + j->pos);
 			seq = journal_fill(j, r, type, op, err, a, b, c);
-			r->magic = JOURNAL_MAGIC;
-			r->pad = 0;
+			journal_seal_head(r);
 			r->check = crc32c_rec(r);
 			j->pos += sizeof *r;
 			journal_ring_publish(j);
@@ -710,15 +718,14 @@ static __attribute__((noinline)) uint64_t journal_log_slow(struct journal *j, in
  * touches errno (the sequence is an atomic add, CLOCK_MONOTONIC cannot fail),
  * so it is neither saved nor restored here.
  */
-uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
+LS_HOT uint64_t journal_log(struct journal *j, int type, uint32_t op, int err,
 		     int64_t a, int64_t b, int64_t c)
 {
 	if (__builtin_expect(!j->map || j->pos + sizeof(struct jrec) > j->ready, 0))
 		return journal_log_slow(j, type, op, err, a, b, c);
 	struct jrec *r = (struct jrec *)(void *)(j->map + j->pos);
 	uint64_t seq = journal_fill(j, r, type, op, err, a, b, c);
-	r->magic = JOURNAL_MAGIC;
-	r->pad = 0;
+	journal_seal_head(r);
 	r->check = crc32c_rec(r);
 	j->pos += sizeof *r;
 	journal_ring_publish(j);

@@ -42,33 +42,35 @@
 #include "../core/arena.h"
 
 #include "../core/journal.h"
+#include "../core/hot.h"
 #include "../core/sched.h"
 #include "fault.h"
 #include "fsx_seam.h"
 #define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
 #include "fsx_backend.h"
 
-static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
+LS_HOT_DATA static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
 static int64_t skew_ms;               /* skew fault: this worker's clock offset */
 static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
 static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
-static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
+LS_HOT_DATA static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
 
 /* Explore mode (the scheduler is fsx_sched, fsx_state.c): how deep inside
  * a compound call (read_file, write_file, mkdir_p) we are: a compound call
  * is one step. */
-int fsx_compound;
-static const char *step_path2;        /* rename/link: the second path, for the story */
+LS_HOT_DATA int fsx_compound;
+LS_HOT_DATA static const char *step_path2;        /* rename/link: the second path, for the story */
 
 /* With a fault plan, the path each descriptor was opened with, so rules with
  * path=GLOB also reach fd-based calls (write, fsync, close, flock). */
 static char *fd_path[WIN_FDS];
+LS_HOT_DATA static int fd_paths; /* some entry was set: without, no call reads the table's page */
 
 static const char *path_of(int fd)
 {
-	return fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
+	return fd_paths && fd >= 0 && fd < WIN_FDS ? fd_path[fd] : NULL;
 }
-static uint64_t counts[FSX_OP_COUNT];
+LS_HOT_DATA static uint64_t counts[FSX_OP_COUNT];
 
 /*
  * The fast path.  fsx_fast[op] is 1 when this process is bound and nothing
@@ -79,11 +81,11 @@ static uint64_t counts[FSX_OP_COUNT];
  * from the plan at load), cleared by fsx_unbind: an armed plan that matches
  * nothing costs what no plan costs.
  */
-static unsigned char fsx_fast[FSX_OP_COUNT];
-static _Atomic uint64_t *fsx_calls;     /* this worker's arena call counters */
-static struct arena_worker *fsx_aw;     /* this worker's arena slot */
+LS_HOT_DATA static unsigned char fsx_fast[FSX_OP_COUNT];
+LS_HOT_DATA static _Atomic uint64_t *fsx_calls;     /* this worker's arena call counters */
+LS_HOT_DATA static struct arena_worker *fsx_aw;     /* this worker's arena slot */
 static uint32_t op_mask[FSX_OP_COUNT];
-static int step_rules;
+LS_HOT_DATA static int step_rules;
 
 static void fsx_set_fast(void)
 {
@@ -97,6 +99,7 @@ void fsx_bind(const struct fsx_binding *b)
 {
 	fsx_cur = *b;
 	fsx_bound = 1;
+	fsx_win_on = b->faults && b->faults->windows;
 	fsx_sched = b->sched;
 	if (fsx_sched)
 		sched_leaving = fsx_vt_flush;
@@ -160,6 +163,7 @@ void fsx_bind(const struct fsx_binding *b)
 void fsx_unbind(void)
 {
 	fsx_bound = 0;
+	fsx_win_on = 0;
 	memset(fsx_fast, 0, sizeof fsx_fast);
 	fsx_sched = NULL;
 	fsx_spin_rearm();
@@ -173,6 +177,7 @@ void fsx_forget_process(void)
 		free(fd_path[fd]);
 		fd_path[fd] = NULL;
 	}
+	fd_paths = 0;
 	fsx_win_forget();
 }
 
@@ -191,7 +196,7 @@ static inline void count_call(enum fsx_op op)
 static void fsx_leave_slow(enum fsx_op op, int r, int err);
 static int fsx_enter_slow(enum fsx_op op, const char *path);
 
-static const char *call_path; /* the path of the call under way (fsx_enter to fsx_leave) */
+LS_HOT_DATA static const char *call_path; /* the path of the call under way (fsx_enter to fsx_leave) */
 
 /* Count the call and ask the plan; returns an errno to inject (0: go on). */
 static inline int fsx_enter(enum fsx_op op, const char *path)
@@ -223,8 +228,8 @@ static int fsx_enter_slow(enum fsx_op op, const char *path)
 	return faults_on && op_mask[op] ? fsx_fault_act(fsx_op_point(op), path) : 0;
 }
 
-static int last_fail_op = -1, last_fail_err; /* the last call that failed (no-escaped-error) */
-static enum fsx_path last_fail_path;         /* and which path it named */
+LS_HOT_DATA static int last_fail_op = -1, last_fail_err; /* the last call that failed (no-escaped-error) */
+LS_HOT_DATA static enum fsx_path last_fail_path;         /* and which path it named */
 
 static inline void fsx_leave(enum fsx_op op, int r, int err)
 {
@@ -255,7 +260,7 @@ enum fsx_path fsx_failed_path(int err)
 	return last_fail_err == err && last_fail_op >= 0 ? last_fail_path : FSX_PATH_UNKNOWN;
 }
 
-void fsx_failure_clear(void)
+LS_HOT void fsx_failure_clear(void)
 {
 	last_fail_op = -1;
 	last_fail_err = 0;
@@ -277,9 +282,9 @@ static void fsx_leave_slow(enum fsx_op op, int r, int err)
 		fsx_log_event(EV_STEP, r < 0 ? err : 0, (int64_t)point_hash(fsx_op_point(op)), op, r);
 }
 
-void (*fsx_point_observer)(const char *name);
+LS_HOT_DATA void (*fsx_point_observer)(const char *name);
 
-void fsx_point(const char *name)
+LS_HOT void fsx_point(const char *name)
 {
 	if (fsx_point_observer)
 		fsx_point_observer(name);
@@ -311,7 +316,7 @@ void fsx_point(const char *name)
 		fsx_log_event(EV_STEP, 0, (int64_t)point_hash(name), FSX_POINT, 0);
 }
 
-void fsx_yield(void)
+LS_HOT void fsx_yield(void)
 {
 	if (!fsx_bound || !fsx_sched || fsx_compound)
 		return;
@@ -335,7 +340,7 @@ int fsx_mkdir(const char *path, unsigned mode)
 	if (track)
 		arena_obj_lock(fsx_cur.arena);
 	int r = mkdir(path, mode);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r == 0)
 		VT((fsx_vt_stamp(path), fsx_vt_stamp_parent(path)));
 	if (track) {
@@ -344,7 +349,7 @@ int fsx_mkdir(const char *path, unsigned mode)
 		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_MKDIR, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -363,7 +368,7 @@ int fsx_rmdir(const char *path)
 	}
 	VT(fsx_vt_flush_before_rmdir(path));
 	int r = rmdir(path);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r == 0)
 		VT(fsx_vt_rmdir_done(path)); /* its own stamp goes with it */
 	if (r == 0)
@@ -374,11 +379,11 @@ int fsx_rmdir(const char *path)
 		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_RMDIR, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
-int fsx_open(const char *path, int flags, unsigned mode)
+LS_HOT int fsx_open(const char *path, int flags, unsigned mode)
 {
 	int inj = fsx_enter(FSX_OPEN, path);
 	if (inj)
@@ -400,7 +405,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 	}
 	if (!tried)
 		r = open(path, flags | O_CLOEXEC, mode);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r >= 0 && !existed)
 		VT((fsx_vt_stamp_fd(r), fsx_vt_stamp_parent(path)));
 	else if (r >= 0 && (flags & O_TRUNC))
@@ -410,6 +415,7 @@ int fsx_open(const char *path, int flags, unsigned mode)
 		if ((path_rules || fsx_sched) && r < WIN_FDS) { /* explore: the story names what a write touched */
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
+			fd_paths = 1;
 		}
 	}
 	if (track) {
@@ -418,16 +424,16 @@ int fsx_open(const char *path, int flags, unsigned mode)
 		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_OPEN, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
-int fsx_close(int fd)
+LS_HOT int fsx_close(int fd)
 {
 	int inj = fsx_enter(FSX_CLOSE, path_of(fd));
 	VT(fsx_vt_flush_fd(fd)); /* its stamp, while it can be made */
 	fsx_win_note_close(fd);
-	if (fd >= 0 && fd < WIN_FDS && fd_path[fd]) {
+	if (path_of(fd)) {
 		free(fd_path[fd]);
 		fd_path[fd] = NULL;
 	}
@@ -436,9 +442,9 @@ int fsx_close(int fd)
 		return fsx_injected(FSX_CLOSE, inj);
 	}
 	int r = close(fd);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	fsx_leave(FSX_CLOSE, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -452,7 +458,7 @@ int fsx_link(const char *from, const char *to)
 	if (track)
 		arena_obj_lock(fsx_cur.arena);
 	int r = link(from, to);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r == 0)
 		VT(fsx_vt_stamp_parent(to));
 	if (track) {
@@ -461,7 +467,7 @@ int fsx_link(const char *from, const char *to)
 		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_LINK, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -480,7 +486,7 @@ int fsx_unlink(const char *path)
 	}
 	VT(fsx_vt_flush_touching(path, NULL));
 	int r = unlink(path);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r == 0)
 		VT(fsx_vt_stamp_parent(path));
 	if (track) {
@@ -489,7 +495,7 @@ int fsx_unlink(const char *path)
 		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_UNLINK, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -514,7 +520,7 @@ int fsx_rename(const char *from, const char *to)
 	}
 	VT(fsx_vt_flush_touching(from, to));
 	int r = rename(from, to);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r == 0)
 		VT(fsx_vt_stamp_parents(from, to));
 	if (track_from || track_to) {
@@ -527,7 +533,7 @@ int fsx_rename(const char *from, const char *to)
 		arena_obj_unlock(fsx_cur.arena);
 	}
 	fsx_leave(FSX_RENAME, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -561,14 +567,14 @@ static int do_statx(int dirfd, const char *path, int flags, struct fsx_stat *st)
 	} else {
 		VT(fsx_vt_flush()); /* what it sees is stamped */
 		r = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx);
-		err = errno;
+		err = fsx_errno_of(r);
 		if (r == 0)
 			fill_stat(st, &sx);
 		fsx_leave(FSX_STAT, r, err);
 	}
 	if (r < 0 && !*path)
 		last_fail_op = FSX_CALL_FSTAT; /* the descriptor's, not a path's */
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -597,9 +603,9 @@ int fsx_exists(const char *path)
 		return 0; /* existsSync never fails: any error is "no" */
 	}
 	int r = access(path, F_OK);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	fsx_leave(FSX_STAT, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r == 0;
 }
 
@@ -786,9 +792,9 @@ int fsx_fsync(int fd)
 	if (inj)
 		return fsx_injected(FSX_FSYNC, inj);
 	int r = fsync(fd);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	fsx_leave(FSX_FSYNC, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -800,11 +806,11 @@ ssize_t fsx_pwrite(int fd, const void *buf, size_t len, off_t off)
 	ssize_t r;
 	while ((r = pwrite(fd, buf, len, off)) == -1 && errno == EINTR)
 		;
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r >= 0)
 		VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r < 0 ? -1 : 0, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -814,11 +820,11 @@ int fsx_ftruncate(int fd, off_t len)
 	if (inj)
 		return fsx_injected(FSX_WRITE, inj);
 	int r = ftruncate(fd, len);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	if (r == 0)
 		VT(fsx_vt_stamp_fd(fd));
 	fsx_leave(FSX_WRITE, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
@@ -857,13 +863,13 @@ int fsx_utimens(const char *path, const struct timespec ts[2])
 		VT(fsx_vt_flush()); /* a stamp kept for later must not land over these */
 	}
 	int r = utimensat(AT_FDCWD, path, ts, 0);
-	int err = errno;
+	int err = fsx_errno_of(r);
 	fsx_leave(FSX_UTIMENS, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 
-int fsx_flock(int fd, int op)
+LS_HOT int fsx_flock(int fd, int op)
 {
 	if (fsx_sched && !fsx_compound && !(op & LOCK_NB) && (op & (LOCK_EX | LOCK_SH))) {
 		/* a blocking flock would stop the whole execution in the kernel:
@@ -891,9 +897,9 @@ int fsx_flock(int fd, int op)
 	int r;
 	while ((r = flock(fd, op)) == -1 && errno == EINTR)
 		;
-	int err = errno;
+	int err = fsx_errno_of(r);
 	fsx_leave(FSX_FLOCK, r, err);
-	errno = err;
+	fsx_errno_set(r, err);
 	return r;
 }
 

@@ -2,5 +2,6 @@
  * fsx_backend.c - the seam's backend pointer (see fsx_backend.h).
  */
 #include "fsx_backend.h"
+#include "../core/hot.h"
 
-const struct fsx_backend *fsx_backend;
+LS_HOT_DATA const struct fsx_backend *fsx_backend;

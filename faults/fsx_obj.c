@@ -6,19 +6,20 @@
 
 #include "../core/arena.h"
 #include "../core/journal.h"
+#include "../core/hot.h"
 #include "fsx.h"
 #include "fsx_seam.h"
 #define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
 #include "fsx_backend.h"
 
-static int64_t last_create_ns;
+LS_HOT_DATA static int64_t last_create_ns;
 
-int64_t fsx_last_create_ns(void)
+LS_HOT int64_t fsx_last_create_ns(void)
 {
 	return last_create_ns;
 }
 
-void fsx_reset_create(void)
+LS_HOT void fsx_reset_create(void)
 {
 	last_create_ns = 0;
 }

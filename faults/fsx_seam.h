@@ -14,6 +14,7 @@
 #ifndef LS_FSX_SEAM_H
 #define LS_FSX_SEAM_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -67,6 +68,7 @@ struct fsx_obj_id fsx_obj_identify(const char *path);
 void fsx_obj_removed(struct fsx_obj_id id);
 
 /* fsx_win.c */
+extern int fsx_win_on; /* bound with the windows profile: the rules below play */
 void fsx_win_note_removed(const char *path);
 int fsx_win_delete_pending(const char *path);
 void fsx_win_note_open(int fd, const char *path);
@@ -95,5 +97,22 @@ void fsx_vt_flush_fd(int fd);
 void fsx_vt_flush_touching(const char *a, const char *b);
 void fsx_vt_flush_before_rmdir(const char *path); /* an rmdir of PATH: its own stamp may wait */
 void fsx_vt_rmdir_done(const char *path);         /* it succeeded: its stamp goes, its folder's is taken */
+
+/* A wrapper's errno after the call that returned r: read only when the call
+ * failed (0 otherwise), and set back only then.  A call that succeeds then
+ * touches neither errno nor libc's __errno_location: right after a system
+ * call both are TLB misses on machines that empty the TLB at every call (page
+ * table isolation without PCID).  POSIX leaves errno unspecified after a
+ * success, and what follows (fsx_leave, the trace) reads err only on failure. */
+static inline int fsx_errno_of(long r)
+{
+	return __builtin_expect(r < 0, 0) ? errno : 0;
+}
+
+static inline void fsx_errno_set(long r, int err)
+{
+	if (__builtin_expect(r < 0, 0))
+		errno = err;
+}
 
 #endif

@@ -10,10 +10,11 @@
 #include <time.h>
 
 #include "../core/journal.h"
+#include "../core/hot.h"
 #include "fsx.h"
 #include "fsx_seam.h"
 
-uint64_t fsx_spin_calls, fsx_spin_mark = FSX_SPIN_NEVER;
+LS_HOT_DATA uint64_t fsx_spin_calls, fsx_spin_mark = FSX_SPIN_NEVER;
 static uint64_t half_ns;
 static uint32_t spin_op;
 static int told; /* this op's EV_SPIN is written */

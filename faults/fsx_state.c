@@ -13,14 +13,15 @@
 #include <time.h>
 
 #include "../core/arena.h"
+#include "../core/hot.h"
 #include "../core/journal.h"
 #include "../core/sched.h"
 #include "fsx_seam.h"
 
-struct fsx_binding fsx_cur;
-int fsx_bound;
+LS_HOT_DATA struct fsx_binding fsx_cur;
+LS_HOT_DATA int fsx_bound;
 size_t fsx_lock_path_len;
-struct sched *fsx_sched;
+LS_HOT_DATA struct sched *fsx_sched;
 
 int64_t fsx_mono_ns(void)
 {

@@ -7,6 +7,7 @@
 
 #include "../core/arena.h"
 #include "../core/journal.h"
+#include "../core/hot.h"
 #include "../core/prng.h"
 #include "fault.h"
 #include "fsx.h"
@@ -30,9 +31,13 @@ static uint32_t win_slot(const char *path)
 	return (uint32_t)(point_hash(path) % ARENA_WIN_SLOTS);
 }
 
+/* fsx_bind sets it from the plan, fsx_unbind clears it: a call asks one
+ * variable on the hot page, not the plan pages away */
+LS_HOT_DATA int fsx_win_on;
+
 static int win_on(void)
 {
-	return fsx_bound && fsx_cur.faults && fsx_cur.faults->windows;
+	return fsx_win_on;
 }
 
 void fsx_win_note_removed(const char *path)
@@ -58,7 +63,7 @@ void fsx_win_forget(void)
 	memset(win_fd_slot, 0, sizeof win_fd_slot);
 }
 
-void fsx_win_note_open(int fd, const char *path)
+LS_HOT void fsx_win_note_open(int fd, const char *path)
 {
 	if (!win_on() || fd < 0 || fd >= WIN_FDS)
 		return;
@@ -67,7 +72,7 @@ void fsx_win_note_open(int fd, const char *path)
 	atomic_fetch_add(&fsx_cur.arena->win_open[slot], 1);
 }
 
-void fsx_win_note_close(int fd)
+LS_HOT void fsx_win_note_close(int fd)
 {
 	if (!win_on() || fd < 0 || fd >= WIN_FDS || !win_fd_slot[fd])
 		return;

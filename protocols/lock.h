@@ -59,8 +59,6 @@ struct lock_ops;
 
 struct lock {
 	const struct lock_ops *ops;
-	char file[PATH_MAX];          /* the file the lock protects */
-	char path[PATH_MAX];          /* the lock object: <file>.lock */
 	int64_t param[LS_MAX_PARAMS]; /* resolved values, in ops->params order; PU_MS already scaled,
 	                               * in whole ms (what reports, hooks and adapters see) */
 	int64_t us[LS_MAX_PARAMS];    /* the same, PU_MS in us: exact at any --time-scale, so the
@@ -73,6 +71,9 @@ struct lock {
 		unsigned char bytes[2048];
 		max_align_t align;
 	} state;                      /* protocol's per-run state; see each protocol's struct */
+	/* the paths last: what a step reads above shares a page (core/hot.h) */
+	char file[PATH_MAX];          /* the file the lock protects */
+	char path[PATH_MAX];          /* the lock object: <file>.lock */
 };
 
 #define LOCK_HAS_HELD 0x1u /* held() really checks (update writes only while it says 1); strict-lease

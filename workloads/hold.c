@@ -12,6 +12,7 @@
 
 #include "../faults/fsx.h"
 #include "../core/arena.h"
+#include "../core/hot.h"
 #include "workload.h"
 
 enum { HOLD_MS, HOLD_JITTER };
@@ -46,7 +47,7 @@ static int hold_setup(const int64_t *wparam, const char *state_file)
 	return fsx_mkdir_p(dirname(dir));
 }
 
-static int hold_op(struct worker *w)
+LS_HOT static int hold_op(struct worker *w)
 {
 	if (worker_acquire(w, 0) != 0)
 		return 0;

@@ -13,6 +13,7 @@
 
 #include "../faults/fsx.h"
 #include "../core/arena.h"
+#include "../core/hot.h"
 #include "../core/sched.h"
 #include "workload.h"
 
@@ -23,18 +24,11 @@ static inline void bump(_Atomic uint64_t *c)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, int64_t c)
+/* The counters of the rarer records (a switch: its jump table is in .rodata,
+ * a page the records of every op would touch). */
+static void count_other(struct arena_worker *aw, int type)
 {
-	struct arena_worker *aw = &w->arena->w[w->id];
-	if (type == EV_RELEASE_BEGIN)  /* leave the online count before the record: no false breach */
-		arena_hold_leave(w->arena, w->id);
-	uint64_t seq = journal_log(&w->journal, type, w->op, err, a, b, c);
-	bump(&aw->progress);
 	switch (type) {
-	case EV_ACQUIRED:
-		bump(&aw->acquired);
-		arena_hold_enter(w->arena, w->id, seq);
-		break;
 	case EV_COMMIT:
 		bump(&aw->committed);
 		break;
@@ -49,22 +43,36 @@ uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, i
 	case EV_LOST:
 		bump(&aw->lost);
 		break;
-	case EV_RELEASED:
-		bump(&aw->ops);
-		break;
 	default:
 		break;
+	}
+}
+
+LS_HOT uint64_t worker_log(struct worker *w, int type, int err, int64_t a, int64_t b, int64_t c)
+{
+	struct arena_worker *aw = &w->arena->w[w->id];
+	if (type == EV_RELEASE_BEGIN)  /* leave the online count before the record: no false breach */
+		arena_hold_leave(w->arena, w->id);
+	uint64_t seq = journal_log(&w->journal, type, w->op, err, a, b, c);
+	bump(&aw->progress);
+	if (type == EV_ACQUIRED) {
+		bump(&aw->acquired);
+		arena_hold_enter(w->arena, w->id, seq);
+	} else if (type == EV_RELEASED) {
+		bump(&aw->ops);
+	} else if (type != EV_ATTEMPT && type != EV_RELEASE_BEGIN) {
+		count_other(aw, type);
 	}
 	return seq;
 }
 
-int worker_acquire(struct worker *w, int64_t attempt)
+LS_HOT int worker_acquire(struct worker *w, int64_t attempt)
 {
 	fsx_reset_create();
 	fsx_failure_clear();
 	worker_log(w, EV_ATTEMPT, 0, attempt, 0, 0);
 	int r = w->lock.ops->acquire(&w->lock);
-	int err = errno;
+	int err = r != 0 ? errno : 0; /* a success touches no errno (see fsx_errno_of) */
 	if (r == 0) {
 		/* The hold began when its lock object was made (a little before now). */
 		worker_log(w, EV_ACQUIRED, 0, fsx_last_create_ns(), 0, 0);
@@ -80,16 +88,17 @@ int worker_acquire(struct worker *w, int64_t attempt)
 		worker_log(w, EV_ACQUIRE_ERROR, err, call + 1,
 			   lock_absorbs(&w->lock, LOCK_OP_ACQUIRE, call, path, err), path);
 	}
-	errno = err;
+	if (r != 0)
+		errno = err;
 	return r;
 }
 
-int worker_release(struct worker *w)
+LS_HOT int worker_release(struct worker *w)
 {
 	worker_log(w, EV_RELEASE_BEGIN, 0, 0, 0, 0);
 	fsx_failure_clear();
 	int r = w->lock.ops->release(&w->lock);
-	int err = errno;
+	int err = r != 0 ? errno : 0;
 	if (r == 0) {
 		worker_log(w, EV_RELEASED, 0, 0, 0, 0);
 	} else {
@@ -98,7 +107,8 @@ int worker_release(struct worker *w)
 		worker_log(w, EV_RELEASE_ERROR, err, call + 1,
 			   lock_absorbs(&w->lock, LOCK_OP_RELEASE, call, path, err), path);
 	}
-	errno = err;
+	if (r != 0)
+		errno = err;
 	return r;
 }
 
@@ -128,17 +138,23 @@ static int worker_next_op(struct worker *w, const struct worker_spec *sp, long d
 	return 1;
 }
 
-int worker_run(const struct worker_spec *sp)
+LS_HOT int worker_run(const struct worker_spec *sp)
 {
-	static struct worker w; /* big (struct lock): keep it off the stack */
+	/* big (struct lock): off the stack; its head, which every op reads, on one page */
+	static struct worker w __attribute__((aligned(4096)));
 	memset(&w, 0, sizeof w);
 	w.id = sp->id;
 	w.incarnation = sp->incarnation;
 	w.pid = sp->pid;
 	w.arena = sp->arena;
 	w.workers = sp->workers;
-	w.wparam = sp->wparam;
-	w.wparam_us = sp->wparam_us;
+	/* copies beside the rest an op reads (the run's config is pages away) */
+	memcpy(w.wparam_own, sp->wparam, sizeof w.wparam_own);
+	w.wparam = w.wparam_own;
+	if (sp->wparam_us) {
+		memcpy(w.wparam_us_own, sp->wparam_us, sizeof w.wparam_us_own);
+		w.wparam_us = w.wparam_us_own;
+	}
 	snprintf(w.state_file, sizeof w.state_file, "%s", sp->state_file);
 	prng_seed(&w.rng, sp->seed, sp->id, sp->incarnation);
 	if (sp->journal_path) {

@@ -30,13 +30,16 @@ struct worker {
 	unsigned incarnation;  /* 0 first; +1 for each --respawn */
 	int pid;
 	uint32_t op;           /* current op number (continues across incarnations) */
-	struct lock lock;
 	struct prng rng;
 	struct journal journal;
 	struct arena *arena;
 	unsigned workers;      /* the fleet's size */
 	const int64_t *wparam; /* resolved workload params */
 	const int64_t *wparam_us; /* the same, PU_MS in exact us; NULL: wparam x 1000 */
+	int64_t wparam_own[LS_MAX_PARAMS], wparam_us_own[LS_MAX_PARAMS]; /* what they point to */
+	/* last, as the paths end it: what every op reads (above, and the lock's
+	 * head) then shares one page (see core/hot.h) */
+	struct lock lock;
 	char state_file[PATH_MAX];
 };
 
@@ -105,7 +108,7 @@ struct worker_spec {
 	const int64_t *pvals;             /* ... and that slot's resolved params */
 	const int64_t *pvals_us;          /* ... PU_MS in exact us (lock_setup_exact); may be NULL */
 	const struct workload_ops *workload;
-	const int64_t *wparam;            /* resolved workload params */
+	const int64_t *wparam;            /* resolved workload params (LS_MAX_PARAMS of them) */
 	const int64_t *wparam_us;         /* ... PU_MS in exact us; may be NULL */
 	const char *state_file;
 	struct arena *arena;
