@@ -122,7 +122,9 @@ LS_HOT int arena_claim_op(struct arena *a)
 
 LS_HOT void arena_hold_enter(struct arena *a, unsigned worker, uint64_t seq)
 {
-	atomic_store(&a->w[worker].holding, 1);
+	/* relaxed: the add below is a full barrier, so a worker whose own add
+	 * sees this one's also sees holding set */
+	atomic_store_explicit(&a->w[worker].holding, 1, memory_order_relaxed);
 	int before = atomic_fetch_add(&a->holders, 1);
 	if (before == 0)
 		return;
@@ -144,8 +146,11 @@ LS_HOT void arena_hold_enter(struct arena *a, unsigned worker, uint64_t seq)
 
 LS_HOT void arena_hold_leave(struct arena *a, unsigned worker)
 {
-	if (atomic_exchange(&a->w[worker].holding, 0))
+	/* one writer: the worker, or the driver once it is reaped (no exchange needed) */
+	if (atomic_load_explicit(&a->w[worker].holding, memory_order_relaxed)) {
+		atomic_store_explicit(&a->w[worker].holding, 0, memory_order_relaxed);
 		atomic_fetch_sub(&a->holders, 1);
+	}
 }
 
 void arena_obj_lock(struct arena *a)

@@ -64,7 +64,12 @@ struct arena_worker {  /* one per worker, on its own cache lines */
 #define ARENA_WIN_SLOTS 65536 /* Windows-like paths: by path hash */
 
 struct arena {
+	/* what every worker changes at each acquire and release, on one line:
+	 * the records' sequence and the online holder count (an acquire takes
+	 * one after the other, a release the other way round: with two workers
+	 * on two CPUs the line moves across once, not twice) */
 	_Atomic uint64_t seq __attribute__((aligned(64)));
+	_Atomic int32_t holders;      /* online holder count */
 	_Atomic uint32_t ready __attribute__((aligned(64))); /* workers at the barrier */
 	_Atomic uint32_t go;          /* futex: 0 wait, 1 run */
 	_Atomic uint32_t stop;        /* 1: finish the current op and leave */
@@ -73,8 +78,7 @@ struct arena {
 	 * stop and ops_limit, which every worker reads each op, each change would
 	 * cost the other CPUs a miss */
 	_Atomic uint64_t ops_claimed __attribute__((aligned(64)));
-	_Atomic int32_t holders __attribute__((aligned(64))); /* online holder count */
-	_Atomic uint64_t breaches;    /* online breaches seen */
+	_Atomic uint64_t breaches __attribute__((aligned(64))); /* online breaches seen */
 	struct arena_breach breach[ARENA_MAX_BREACH];
 	_Atomic int64_t stall_until_ns; /* latest end of any announced stall */
 	_Atomic uint64_t sweeps;      /* folders the sweep fault removed */
