@@ -55,10 +55,6 @@ static int64_t coarse_ns;             /* coarse-mtime fault: file time resolutio
 static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
 LS_HOT_DATA static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
 
-/* Explore mode (the scheduler is fsx_sched, fsx_state.c): how deep inside
- * a compound call (read_file, write_file, mkdir_p) we are: a compound call
- * is one step. */
-LS_HOT_DATA int fsx_compound;
 LS_HOT_DATA static const char *step_path2;        /* rename/link: the second path, for the story */
 
 /* With a fault plan, the path each descriptor was opened with, so rules with

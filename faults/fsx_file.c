@@ -19,26 +19,6 @@
 
 static int mkdir_p(const char *path);
 
-/* Explore mode: a whole-file read or write is one step. */
-int fsx_compound_begin(int op, const char *path)
-{
-	if (!fsx_sched || fsx_compound || !fsx_bound)
-		return 0;
-	sched_step(op, path, NULL);
-	fsx_compound++;
-	return 1;
-}
-
-void fsx_compound_end(int own, int r)
-{
-	if (!own)
-		return;
-	int err = errno;
-	fsx_compound--;
-	sched_result(r, err);
-	errno = err;
-}
-
 /* In explore mode one step; a folder that is already there is no step at
  * all (the look and the return are inside this worker's step, which a
  * sweep cannot split). */

@@ -1,7 +1,8 @@
 /*
  * fsx_state.c - the binding every piece of the seam reads (faults/fsx_seam.h):
- * this process's fsx_binding, the explore scheduler, the seam's clock, and the
- * two records every piece makes (a journal event, a progress tick).
+ * this process's fsx_binding, the explore scheduler and its compound steps,
+ * the seam's clock, and the two records every piece makes (a journal event, a
+ * progress tick).
  *
  * It is the bottom of the seam's files: fsx.c (the wrappers) calls
  * fsx_fault.c, fsx_obj.c, fsx_win.c and fsx_vt.c, and all of them call here;
@@ -9,6 +10,7 @@
  */
 #include "fsx.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -22,6 +24,10 @@ LS_HOT_DATA struct fsx_binding fsx_cur;
 LS_HOT_DATA int fsx_bound;
 size_t fsx_lock_path_len;
 LS_HOT_DATA struct sched *fsx_sched;
+
+/* Explore mode: how deep inside a compound call (read_file, write_file,
+ * mkdir_p) we are: a compound call is one step. */
+LS_HOT_DATA int fsx_compound;
 
 int64_t fsx_mono_ns(void)
 {
@@ -44,4 +50,24 @@ void fsx_note_progress(const char *point)
 	atomic_store_explicit(&aw->progress, atomic_load_explicit(&aw->progress, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&aw->last_point, (uint64_t)(uintptr_t)point, memory_order_relaxed);
+}
+
+/* Explore mode: a whole-file read or write is one step. */
+int fsx_compound_begin(int op, const char *path)
+{
+	if (!fsx_sched || fsx_compound || !fsx_bound)
+		return 0;
+	sched_step(op, path, NULL);
+	fsx_compound++;
+	return 1;
+}
+
+void fsx_compound_end(int own, int r)
+{
+	if (!own)
+		return;
+	int err = errno;
+	fsx_compound--;
+	sched_result(r, err);
+	errno = err;
 }
