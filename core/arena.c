@@ -82,7 +82,7 @@ void arena_reset(struct arena *a)
 	memset(a->w, 0, (size_t)a->nworkers * sizeof *a->w);
 }
 
-LS_HOT uint64_t arena_next_seq(struct arena *a)
+uint64_t arena_next_seq(struct arena *a)
 {
 	return atomic_fetch_add(&a->seq, 1) + 1;
 }

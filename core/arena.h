@@ -74,9 +74,9 @@ struct arena {
 	_Atomic uint32_t go;          /* futex: 0 wait, 1 run */
 	_Atomic uint32_t stop;        /* 1: finish the current op and leave */
 	uint64_t ops_limit;           /* 0: no limit */
-	/* what every worker changes each op gets lines of its own: on the line of
-	 * stop and ops_limit, which every worker reads each op, each change would
-	 * cost the other CPUs a miss */
+	/* off the line of stop and ops_limit, which every worker reads each op:
+	 * ops_claimed changes each op under --ops, breaches when one is seen, and
+	 * each change there would cost the other CPUs a miss */
 	_Atomic uint64_t ops_claimed __attribute__((aligned(64)));
 	_Atomic uint64_t breaches __attribute__((aligned(64))); /* online breaches seen */
 	struct arena_breach breach[ARENA_MAX_BREACH];

@@ -91,7 +91,7 @@ static uint64_t journal_local_seq(void)
 LS_HOT_DATA uint64_t (*journal_next_seq)(void) = journal_local_seq;
 LS_HOT_DATA _Atomic uint64_t *journal_seq_counter;
 
-LS_HOT uint64_t journal_seq_from_counter(void)
+uint64_t journal_seq_from_counter(void)
 {
 	return atomic_fetch_add(journal_seq_counter, 1) + 1;
 }

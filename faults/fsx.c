@@ -49,13 +49,13 @@
 #define FSX_BACKEND_REDIRECT /* the system calls below go to fsx_backend when set */
 #include "fsx_backend.h"
 
-LS_HOT_DATA static int faults_on;                 /* a plan with point-level rules: ask libfiu at every call */
-static int64_t skew_ms;               /* skew fault: this worker's clock offset */
-static int64_t coarse_ns;             /* coarse-mtime fault: file time resolution */
-static int split_id;                  /* split-identity fault: fstat's inode is not lstat's */
-LS_HOT_DATA static int path_rules;                /* some rule has path=GLOB: remember the paths of descriptors */
+LS_HOT_DATA static int faults_on;   /* a plan with point-level rules: ask libfiu at every call */
+static int64_t skew_ms;             /* skew fault: this worker's clock offset */
+static int64_t coarse_ns;           /* coarse-mtime fault: file time resolution */
+static int split_id;                /* split-identity fault: fstat's inode is not lstat's */
+LS_HOT_DATA static int path_rules;  /* some rule has path=GLOB: remember the paths of descriptors */
 
-LS_HOT_DATA static const char *step_path2;        /* rename/link: the second path, for the story */
+LS_HOT_DATA static const char *step_path2; /* rename/link: the second path, for the story */
 
 /* With a fault plan, the path each descriptor was opened with, so rules with
  * path=GLOB also reach fd-based calls (write, fsync, close, flock). */
@@ -78,8 +78,8 @@ LS_HOT_DATA static uint64_t counts[FSX_OP_COUNT];
  * nothing costs what no plan costs.
  */
 LS_HOT_DATA static unsigned char fsx_fast[FSX_OP_COUNT];
-LS_HOT_DATA static _Atomic uint64_t *fsx_calls;     /* this worker's arena call counters */
-LS_HOT_DATA static struct arena_worker *fsx_aw;     /* this worker's arena slot */
+LS_HOT_DATA static _Atomic uint64_t *fsx_calls; /* this worker's arena call counters */
+LS_HOT_DATA static struct arena_worker *fsx_aw; /* this worker's arena slot */
 static uint32_t op_mask[FSX_OP_COUNT];
 LS_HOT_DATA static int step_rules;
 
