@@ -120,6 +120,7 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	}
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
+	s->vt.n = 0; /* the last execution's store is gone */
 	s->starting = -1;
 	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
 		s->w[i].die = 0;
@@ -303,6 +304,11 @@ void sched_attach(struct sched *s, unsigned id)
 {
 	me_s = s;
 	me = &s->w[id];
+}
+
+struct sched_vt *sched_vt_shared(void)
+{
+	return &me_s->vt;
 }
 
 static void copy_path(char *dst, const char *src)

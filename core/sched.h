@@ -40,6 +40,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifdef __cplusplus
 #define _Atomic
@@ -186,6 +187,24 @@ struct sched_ahead {
 	struct sched_ahead_step step[SCHED_AHEAD];
 };
 
+/* Explore on the real file system: file time stamps kept for later
+ * (faults/fsx_vt.c), the latest last.  The folders' (by path) are here, in
+ * the mapping, so that they wait across a hand-off: whichever process next
+ * takes a step that could see or move one sends them out.  A process keeps
+ * its descriptors' in a list of its own. */
+#define SCHED_VT_PENDING 8
+#define SCHED_VT_PATH 1024     /* a longer path is stamped at once */
+struct sched_vt_stamp {
+	int32_t fd;                  /* -1: by path */
+	struct timespec ts[2];
+	char path[SCHED_VT_PATH];
+};
+struct sched_vt {
+	uint32_t n;
+	uint8_t order[SCHED_VT_PENDING]; /* the slots, the latest stamp last */
+	struct sched_vt_stamp e[SCHED_VT_PENDING];
+};
+
 struct sched {
 	_Atomic uint32_t ctl;        /* futex the controller waits on: bumped at each yield */
 	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
@@ -205,6 +224,7 @@ struct sched {
 	int32_t starting;
 	uint64_t start_silent;       /* record types (1 << EV_*) a start may journal and still hand over */
 	uint32_t start_from[SCHED_MAX_WORKERS], start_to[SCHED_MAX_WORKERS];
+	struct sched_vt vt;          /* the folders' stamps kept for later (sched_reset drops them) */
 	struct journal_mem jmem;     /* must be last: its records follow */
 };
 
@@ -255,6 +275,8 @@ unsigned sched_run_order(const struct sched *s, const int *enabled, int current,
 
 /* ---- worker ---- */
 void sched_attach(struct sched *s, unsigned id);
+/* The shared stamps (struct sched_vt) of the mapping this process attached to. */
+struct sched_vt *sched_vt_shared(void);
 void sched_step(int fsop, const char *path, const char *path2);
 void sched_result(int r, int err);
 void sched_sleep(int64_t ms);

@@ -23,6 +23,7 @@
 #include "../core/prng.h"
 #include "../core/sched.h"
 #include "../faults/fault.h"
+#include "../faults/fsx.h"
 #include "../check/livelock.h"
 #include "xint.h"
 #define FSX_BACKEND_REDIRECT /* the sweep goes to the modelled file system when it is on */
@@ -228,6 +229,7 @@ void x_sticky(struct explorer *ex, struct xstep *st, unsigned w)
 		x_log_fault(ex, w, op, FK_OTHER_HOST, "explore/other-host", 0);
 		break;
 	case XK_SWEEP:
+		fsx_vt_flush_shared(ex->s); /* its rmdirs move their folders' times: after the stamps, as they were */
 		st->path[0] = '\0';
 		st->ms = sweep_dir(ex->store, st->path, sizeof st->path);
 		x_log_fault(ex, JOURNAL_DRIVER, 0, FK_SWEEP, "explore/sweep", st->ms);

@@ -98,7 +98,7 @@ void fsx_bind(const struct fsx_binding *b)
 	fsx_win_on = b->faults && b->faults->windows;
 	fsx_sched = b->sched;
 	if (fsx_sched)
-		sched_leaving = fsx_vt_flush;
+		sched_leaving = fsx_vt_flush_fds; /* the folders' may wait in the mapping */
 	memset(fsx_fast, 0, sizeof fsx_fast);
 	fsx_aw = b->arena ? &b->arena->w[b->worker] : NULL;
 	fsx_calls = fsx_aw ? fsx_aw->calls : NULL;
@@ -167,7 +167,7 @@ void fsx_unbind(void)
 
 void fsx_forget_process(void)
 {
-	fsx_vt_flush(); /* (none: they went out before it waited) */
+	fsx_vt_flush_fds(); /* (none: they went out before it waited) */
 	fsx_unbind();
 	for (int fd = 0; fd < WIN_FDS; fd++) {
 		free(fd_path[fd]);

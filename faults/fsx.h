@@ -150,6 +150,10 @@ void fsx_unbind(void);
  * process lived through its crash): the paths and Windows-rule slots of
  * its descriptors, and the binding. */
 void fsx_forget_process(void);
+/* Explore on the real file system: the folders' time stamps the workers
+ * kept for later in S (core/sched.h's struct sched_vt) sent out now, before
+ * the explorer itself changes the store (a sweep). */
+void fsx_vt_flush_shared(struct sched *s);
 /* Calls counted in this process so far (FSX_OP_COUNT entries). */
 const uint64_t *fsx_counts(void);
 /* ns when this worker's last created lock object was made (0: none since reset). */

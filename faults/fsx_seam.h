@@ -93,6 +93,7 @@ void fsx_vt_stamp_fd(int fd);
  * folder above A (and B, when not NULL) or another entry of A's folder,
  * which a rename, unlink or rmdir of A leaves be. */
 void fsx_vt_flush(void);
+void fsx_vt_flush_fds(void);                      /* the descriptors' alone (a hand-off) */
 void fsx_vt_flush_fd(int fd);
 void fsx_vt_flush_touching(const char *a, const char *b);
 void fsx_vt_flush_before_rmdir(const char *path); /* an rmdir of PATH: its own stamp may wait */

@@ -29,34 +29,39 @@ void fsx_vt_times(struct timespec ts[2])
 /*
  * On the real file system a stamp waits until something could see it: each
  * object keeps only its latest stamp, and the stamps go out in the order
- * they were taken (an object may be in the list twice, by path and by
- * descriptor: the later one lands last, as it did).  A step makes the
- * stamps of one read-merge-write three utimensat calls instead of seven.
+ * they were taken.  A descriptor's stamp is a file's (a write, a truncate, a
+ * create), a path's a folder's (one made, the one an entry was made in or
+ * removed from): the two never name one object, so they wait in two lists
+ * and their order against each other does not matter.
  *
- * They go out (fsx_vt_flush) before anyone else could look: before this
- * worker waits for a grant (sched_leaving: another worker, the controller or
- * a kill may come next), before a stat of this worker's, before it sets
- * times itself, and before a rename, unlink or rmdir that could move or
- * remove an object it stamped by path (fsx_vt_flush_touching: all but
- * folders above the path and other entries of its folder, by plain absolute
- * paths).  The descriptors' go out before it closes one it stamped.  A
- * folder's own stamp goes with it when an rmdir of it succeeds: no other
- * name sees it (the seam keeps no folder open).  What is stamped is what was, at the same
- * virtual times; only a read's access time may be the real one for a while
- * (nothing reads that: explore's stat has no atime).  The model (a backend)
- * is stamped at once: it costs no call there; so is everything with
+ * The folders' wait in the explorer's shared mapping (struct sched_vt), also
+ * while other workers take their steps: every step that could see or move
+ * one, whoever's it is, sends them out first.  That is a stat (every stamp
+ * goes out), a call that sets times itself (every stamp), and a rename,
+ * unlink or rmdir that could move or remove a folder stamped by path
+ * (fsx_vt_flush_touching: all but folders above the path and other entries
+ * of its folder, by plain absolute paths); a sweep of the explorer's sends
+ * them out before it removes folders (fsx_vt_flush_shared).  A folder's own
+ * stamp goes with it when an rmdir of it succeeds: no other name sees it
+ * (the seam keeps no folder open).  A new execution drops them with the
+ * store they were for (sched_reset).
+ *
+ * The descriptors' are this process's: they go out before it closes one it
+ * stamped, before it waits for a grant (sched_leaving: another worker, the
+ * controller or a kill may come next) and before any stat of its own.
+ *
+ * What is stamped is what was, at the same virtual times; only a read's
+ * access time may be the real one for a while (nothing reads that:
+ * explore's stat has no atime).  A search of mkdir-legacy (2 workers x 2
+ * ops) makes about 7 utimensat calls an execution (4 of them the temporary
+ * files' descriptors'): 16 with every stamp made at once, 9.5 when each
+ * worker sent its folders' before it waited.  The model (a backend) is
+ * stamped at once: it costs no call there; so is everything with
  * LOCKSTORM_VT_EAGER=1.
  */
-#define VT_PENDING 8
-static struct vt_pending {
-	int fd;              /* -1: by path */
-	struct timespec ts[2];
-	char path[PATH_MAX];
-} vt_pend[VT_PENDING];
-static unsigned vt_npend;
-static unsigned char vt_order[VT_PENDING]; /* the slots, the latest stamp last */
+static struct sched_vt vt_fds; /* this process's descriptors' stamps (their paths unused) */
 
-static void vt_apply(const struct vt_pending *p)
+static void vt_apply(const struct sched_vt_stamp *p)
 {
 	if (p->fd >= 0)
 		futimens(p->fd, p->ts);
@@ -64,65 +69,69 @@ static void vt_apply(const struct vt_pending *p)
 		utimensat(AT_FDCWD, p->path, p->ts, AT_SYMLINK_NOFOLLOW);
 }
 
-/* Takes the stamps out of the list that are descriptors' (FDS) or PATH's:
- * made (APPLY) or dropped.  The others keep their order; the slots taken
- * are free again (vt_pend_one takes the lowest free one). */
-static void vt_take(int fds, const char *path, int apply)
+/* Sends L's stamps out, in their order. */
+static void vt_send(struct sched_vt *l)
 {
+	if (!l->n)
+		return;
 	int saved = errno;
-	unsigned keep = 0;
-	for (unsigned k = 0; k < vt_npend; k++) {
-		const struct vt_pending *q = &vt_pend[vt_order[k]];
-		if (fds ? q->fd >= 0 : q->fd < 0 && strcmp(q->path, path) == 0) {
-			if (apply)
-				vt_apply(q);
-		} else {
-			vt_order[keep++] = vt_order[k];
-		}
-	}
-	vt_npend = keep;
+	for (unsigned k = 0; k < l->n; k++)
+		vt_apply(&l->e[l->order[k]]);
+	l->n = 0;
 	errno = saved;
+}
+
+/* Drops PATH's stamp from the folders' list; the others keep their order. */
+static void vt_drop(struct sched_vt *l, const char *path)
+{
+	unsigned keep = 0;
+	for (unsigned k = 0; k < l->n; k++)
+		if (strcmp(l->e[l->order[k]].path, path) != 0)
+			l->order[keep++] = l->order[k];
+	l->n = keep;
+}
+
+void fsx_vt_flush_fds(void)
+{
+	vt_send(&vt_fds);
 }
 
 void fsx_vt_flush(void)
 {
-	if (!vt_npend)
-		return;
-	int saved = errno;
-	for (unsigned k = 0; k < vt_npend; k++)
-		vt_apply(&vt_pend[vt_order[k]]);
-	vt_npend = 0;
-	errno = saved;
+	vt_send(&vt_fds);
+	vt_send(sched_vt_shared());
 }
 
-/* Keep FD's (or PATH's) stamp for later, in place of the one it had. */
-static void vt_pend_one(int fd, const char *path)
+void fsx_vt_flush_shared(struct sched *s)
 {
-	struct vt_pending *p = NULL;
-	size_t len = path ? strlen(path) : 0;
-	if (len >= PATH_MAX)
-		return;
-	for (unsigned k = 0; k < vt_npend; k++) {
-		struct vt_pending *q = &vt_pend[vt_order[k]];
-		if (fd >= 0 ? q->fd == fd : q->fd < 0 && strcmp(q->path, path) == 0) {
+	vt_send(&s->vt);
+}
+
+/* Keep FD's (or PATH's) stamp in L for later, in place of the one it had. */
+static void vt_pend_one(struct sched_vt *l, int fd, const char *path, size_t len)
+{
+	struct sched_vt_stamp *p = NULL;
+	for (unsigned k = 0; k < l->n; k++) {
+		struct sched_vt_stamp *q = &l->e[l->order[k]];
+		if (fd >= 0 ? q->fd == fd : strcmp(q->path, path) == 0) {
 			/* its slot goes to the end of the order: the latest */
-			unsigned char slot = vt_order[k];
-			memmove(&vt_order[k], &vt_order[k + 1], vt_npend - k - 1);
-			vt_order[vt_npend - 1] = slot;
+			unsigned char slot = l->order[k];
+			memmove(&l->order[k], &l->order[k + 1], l->n - k - 1);
+			l->order[l->n - 1] = slot;
 			p = q;
 			break;
 		}
 	}
 	if (!p) {
-		if (vt_npend == VT_PENDING)
-			fsx_vt_flush();
+		if (l->n == SCHED_VT_PENDING)
+			vt_send(l);
 		unsigned used = 0, slot = 0;
-		for (unsigned k = 0; k < vt_npend; k++)
-			used |= 1u << vt_order[k];
+		for (unsigned k = 0; k < l->n; k++)
+			used |= 1u << l->order[k];
 		while (used >> slot & 1u)
 			slot++;
-		vt_order[vt_npend++] = (unsigned char)slot;
-		p = &vt_pend[slot];
+		l->order[l->n++] = (unsigned char)slot;
+		p = &l->e[slot];
 		p->fd = fd;
 		if (fd < 0)
 			memcpy(p->path, path, len + 1);
@@ -132,14 +141,9 @@ static void vt_pend_one(int fd, const char *path)
 
 void fsx_vt_flush_fd(int fd)
 {
-	for (unsigned k = 0; k < vt_npend; k++)
-		if (vt_pend[vt_order[k]].fd == fd) {
-			/* the descriptors' alone, in their order; the paths' stay.  A
-			 * descriptor's stamp is a file's (a write, a truncate, a
-			 * create), a path's a folder's (one made, the one an entry was
-			 * made in or removed from): the two never name one object, so
-			 * their order against each other does not matter */
-			vt_take(1, NULL, 1);
+	for (unsigned k = 0; k < vt_fds.n; k++)
+		if (vt_fds.e[vt_fds.order[k]].fd == fd) {
+			vt_send(&vt_fds); /* in their order (the folders' stay) */
 			return;
 		}
 }
@@ -182,14 +186,12 @@ static int vt_sibling(const char *path, const char *p)
  * itself too, unless KEEP_SELF): they all go out first. */
 static void vt_touching(const char *a, const char *b, int keep_self)
 {
-	for (unsigned k = 0; k < vt_npend; k++) {
-		const struct vt_pending *q = &vt_pend[vt_order[k]];
-		const char *path = q->path;
-		if (q->fd >= 0)
-			continue;
+	struct sched_vt *l = sched_vt_shared();
+	for (unsigned k = 0; k < l->n; k++) {
+		const char *path = l->e[l->order[k]].path;
 		int safe_a = vt_above(path, a) || vt_sibling(path, a) || (keep_self && strcmp(path, a) == 0);
 		if (!safe_a || (b && !vt_above(path, b) && !vt_sibling(path, b))) {
-			fsx_vt_flush();
+			vt_send(l);
 			return;
 		}
 	}
@@ -210,7 +212,7 @@ void fsx_vt_flush_before_rmdir(const char *path)
 
 void fsx_vt_rmdir_done(const char *path)
 {
-	vt_take(0, path, 0);
+	vt_drop(sched_vt_shared(), path);
 	fsx_vt_stamp_parent(path);
 }
 
@@ -228,9 +230,13 @@ static int vt_later(void)
 
 void fsx_vt_stamp(const char *path)
 {
+	size_t len = strlen(path);
 	if (vt_later()) {
-		vt_pend_one(-1, path);
-		return;
+		if (len < SCHED_VT_PATH) {
+			vt_pend_one(sched_vt_shared(), -1, path, len);
+			return;
+		}
+		vt_send(sched_vt_shared()); /* a long path's at once: after those taken before it */
 	}
 	struct timespec ts[2];
 	fsx_vt_times(ts);
@@ -275,7 +281,7 @@ void fsx_vt_stamp_parents(const char *from, const char *to)
 void fsx_vt_stamp_fd(int fd)
 {
 	if (vt_later()) {
-		vt_pend_one(fd, NULL);
+		vt_pend_one(&vt_fds, fd, NULL, 0);
 		return;
 	}
 	struct timespec ts[2];

@@ -140,3 +140,48 @@ TEST(FsxVt, AnRmdirTakesItsFoldersStampWithIt)
 	fsx_vt_flush();
 	EXPECT_TRUE(stamped(c.in("full")));
 }
+
+/* The folders' stamps wait in the explorer's shared mapping, so they wait
+ * across a hand-off: a worker about to wait sends only its descriptors'
+ * (fsx_vt_flush_fds); the next step that could see a folder's, whoever's it
+ * is, sends them, and so does the explorer before a sweep
+ * (fsx_vt_flush_shared). */
+TEST(FsxVt, AFoldersStampWaitsInTheMappingAcrossAHandOff)
+{
+	Clocked c;
+	struct sched_vt *shared = sched_vt_shared();
+	ASSERT_EQ(mkdir(c.in("lock").c_str(), 0755), 0);
+	fsx_vt_stamp(c.in("lock").c_str());
+	int fd = open(c.in("tmp").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_GE(fd, 0);
+	fsx_vt_stamp_fd(fd);
+	EXPECT_EQ(shared->n, 1u);
+	EXPECT_EQ(std::string(shared->e[shared->order[0]].path), c.in("lock"));
+	fsx_vt_flush_fds(); /* the hand-off */
+	close(fd);
+	EXPECT_TRUE(stamped(c.in("tmp")));
+	EXPECT_FALSE(stamped(c.in("lock")));
+	EXPECT_EQ(shared->n, 1u);
+	struct sched *s = (struct sched *)((char *)shared - offsetof(struct sched, vt));
+	fsx_vt_flush_shared(s); /* the explorer's sweep */
+	EXPECT_TRUE(stamped(c.in("lock")));
+	EXPECT_EQ(shared->n, 0u);
+}
+
+/* A path too long for the mapping is stamped at once, after the stamps
+ * taken before it. */
+TEST(FsxVt, APathTooLongForTheMappingIsStampedAtOnce)
+{
+	Clocked c;
+	ASSERT_EQ(mkdir(c.in("first").c_str(), 0755), 0);
+	fsx_vt_stamp(c.in("first").c_str());
+	std::string deep = c.s;
+	while (deep.size() < SCHED_VT_PATH) {
+		deep += "/" + std::string(200, 'd');
+		ASSERT_EQ(mkdir(deep.c_str(), 0755), 0);
+	}
+	fsx_vt_stamp(deep.c_str());
+	EXPECT_TRUE(stamped(deep));
+	EXPECT_TRUE(stamped(c.in("first")));
+	EXPECT_EQ(sched_vt_shared()->n, 0u);
+}
