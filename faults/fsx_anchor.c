@@ -201,6 +201,15 @@ static int a_utimensat(int dirfd, const char *path, const struct timespec ts[2],
 	return utimensat(dirfd, rel, ts, flags);
 }
 
+/* The anchor itself, while its descriptor is of the current generation:
+ * nothing through the seam has removed or moved it (or a folder above it)
+ * since it was opened as a folder, or the generation would have moved. */
+static int a_folder_known(const char *path)
+{
+	const char *rest = below(path, 1);
+	return rest && rest[0] == '.' && !rest[1] && anchor_dfd() >= 0;
+}
+
 static ssize_t a_write(int fd, const void *buf, size_t len)
 {
 	changes++;
@@ -253,6 +262,7 @@ static const struct fsx_backend backend = {
 	.utimensat = a_utimensat,
 	.futimens = a_futimens,
 	.flock = flock,
+	.folder_known = a_folder_known,
 };
 
 const struct fsx_backend *fsx_anchor_backend(const char *dir, _Atomic uint32_t *gen)

@@ -58,6 +58,9 @@ struct fsx_backend {
 	int (*utimensat)(int dirfd, const char *path, const struct timespec ts[2], int flags);
 	int (*futimens)(int fd, const struct timespec ts[2]);
 	int (*flock)(int fd, int op);
+	/* Is PATH a folder there now, known without a call?  1: yes; 0: ask
+	 * (stat).  NULL: always ask. */
+	int (*folder_known)(const char *path);
 	int modelled;                /* a modelled file system: a stat costs no system call, and */
 				     /* file times are its own (no stamps to defer) */
 };

@@ -27,7 +27,8 @@ int fsx_mkdir_p(const char *path)
 	if (!fsx_sched || fsx_compound)
 		return mkdir_p(path);
 	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	if ((fsx_backend && fsx_backend->folder_known && fsx_backend->folder_known(path)) ||
+	    (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
 		return 0;
 	sched_step(FSX_MKDIR, path, NULL);
 	fsx_compound++;

@@ -198,3 +198,27 @@ TEST(FsxAnchor, AFolderRemovedAndMadeAgainThroughItIsAnchoredAgain)
 	EXPECT_TRUE(exists(a.dir.sub("aside/z"))); /* relative to its descriptor */
 	EXPECT_FALSE(exists(a.in("z")));
 }
+
+/* fsx_mkdir_p asks before it looks: the anchor is a folder there while its
+ * descriptor is of the current generation (nothing through the seam moved
+ * or removed it since); anything else, and the anchor once it moved, is
+ * looked at (stat). */
+TEST(FsxAnchor, ItKnowsItsFolderIsThereUntilTheGenerationMoves)
+{
+	Anchored a;
+	ASSERT_NE(a.be->folder_known, nullptr);
+	EXPECT_EQ(a.be->folder_known(a.store.c_str()), 1);
+	EXPECT_EQ(a.be->folder_known(a.in("sub").c_str()), 0);     /* below it: ask */
+	EXPECT_EQ(a.be->folder_known(a.dir.path.c_str()), 0);      /* above it: ask */
+	EXPECT_EQ(a.be->folder_known((a.store + "/").c_str()), 0); /* not plainly its path */
+	ASSERT_EQ(a.be->rmdir(a.store.c_str()), 0);                /* removed through it */
+	EXPECT_EQ(a.be->folder_known(a.store.c_str()), 0);
+	ASSERT_EQ(mkdir(a.store.c_str(), 0755), 0);         /* behind its back: */
+	EXPECT_EQ(a.be->folder_known(a.store.c_str()), 0); /* not anchored, so ask */
+	ASSERT_EQ(rmdir(a.store.c_str()), 0);
+	ASSERT_EQ(a.be->mkdir(a.store.c_str(), 0777), 0); /* made again through it */
+	EXPECT_EQ(a.be->folder_known(a.store.c_str()), 1); /* opened again */
+	ASSERT_EQ(rename(a.store.c_str(), a.dir.sub("aside").c_str()), 0);
+	a.gen++; /* (the explorer's reset, when it makes the store again) */
+	EXPECT_EQ(a.be->folder_known(a.store.c_str()), 0);
+}
