@@ -121,6 +121,7 @@ void sched_reset(struct sched *s, unsigned n, const unsigned *ops)
 	s->jmem.n = 0;
 	s->jmem.dropped = 0;
 	s->vt.n = 0; /* the last execution's store is gone */
+	s->ids.n = 0;
 	s->starting = -1;
 	for (unsigned i = 0; i < SCHED_MAX_WORKERS; i++)
 		s->w[i].die = 0;

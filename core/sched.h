@@ -205,6 +205,20 @@ struct sched_vt {
 	struct sched_vt_stamp e[SCHED_VT_PENDING];
 };
 
+/* Explore on the real file system: the lock objects the workers made
+ * through the seam, by the path they were made at, with the identity (dev,
+ * inode) their lstat read then (faults/fsx_obj.c): a removal of one asks
+ * here before it asks the kernel.  Any name change at or above an entry's
+ * path drops it; sched_reset drops them all. */
+#define SCHED_IDS 8
+struct sched_ids {
+	uint32_t n;
+	struct {
+		uint64_t dev, ino;
+		char path[SCHED_VT_PATH];
+	} e[SCHED_IDS];
+};
+
 struct sched {
 	_Atomic uint32_t ctl;        /* futex the controller waits on: bumped at each yield */
 	_Atomic uint32_t ctl_asleep; /* the controller sleeps on ctl */
@@ -225,6 +239,7 @@ struct sched {
 	uint64_t start_silent;       /* record types (1 << EV_*) a start may journal and still hand over */
 	uint32_t start_from[SCHED_MAX_WORKERS], start_to[SCHED_MAX_WORKERS];
 	struct sched_vt vt;          /* the folders' stamps kept for later (sched_reset drops them) */
+	struct sched_ids ids;        /* lock objects' identities by path (sched_reset drops them) */
 	struct journal_mem jmem;     /* must be last: its records follow */
 };
 

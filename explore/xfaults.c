@@ -230,6 +230,7 @@ void x_sticky(struct explorer *ex, struct xstep *st, unsigned w)
 		break;
 	case XK_SWEEP:
 		fsx_vt_flush_shared(ex->s); /* its rmdirs move their folders' times: after the stamps, as they were */
+		ex->s->ids.n = 0;           /* and may remove what the identity table knows */
 		st->path[0] = '\0';
 		st->ms = sweep_dir(ex->store, st->path, sizeof st->path);
 		x_log_fault(ex, JOURNAL_DRIVER, 0, FK_SWEEP, "explore/sweep", st->ms);

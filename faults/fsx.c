@@ -337,8 +337,10 @@ int fsx_mkdir(const char *path, unsigned mode)
 		arena_obj_lock(fsx_cur.arena);
 	int r = mkdir(path, mode);
 	int err = fsx_errno_of(r);
-	if (r == 0)
+	if (r == 0) {
+		fsx_obj_renamed(path);
 		VT((fsx_vt_stamp(path), fsx_vt_stamp_parent(path)));
+	}
 	if (track) {
 		if (r == 0)
 			fsx_obj_created(path);
@@ -365,8 +367,10 @@ int fsx_rmdir(const char *path)
 	VT(fsx_vt_flush_before_rmdir(path));
 	int r = rmdir(path);
 	int err = fsx_errno_of(r);
-	if (r == 0)
+	if (r == 0) {
+		fsx_obj_renamed(path);
 		VT(fsx_vt_rmdir_done(path)); /* its own stamp goes with it */
+	}
 	if (r == 0)
 		fsx_win_note_removed(path);
 	if (track) {
@@ -402,6 +406,8 @@ LS_HOT int fsx_open(const char *path, int flags, unsigned mode)
 	if (!tried)
 		r = open(path, flags | O_CLOEXEC, mode);
 	int err = fsx_errno_of(r);
+	if (r >= 0 && (flags & O_CREAT))
+		fsx_obj_renamed(path);
 	if (r >= 0 && !existed)
 		VT((fsx_vt_stamp_fd(r), fsx_vt_stamp_parent(path)));
 	else if (r >= 0 && (flags & O_TRUNC))
@@ -455,8 +461,10 @@ int fsx_link(const char *from, const char *to)
 		arena_obj_lock(fsx_cur.arena);
 	int r = link(from, to);
 	int err = fsx_errno_of(r);
-	if (r == 0)
+	if (r == 0) {
+		fsx_obj_renamed(to);
 		VT(fsx_vt_stamp_parent(to));
+	}
 	if (track) {
 		if (r == 0)
 			fsx_obj_created(to);
@@ -483,8 +491,10 @@ int fsx_unlink(const char *path)
 	VT(fsx_vt_flush_touching(path, NULL));
 	int r = unlink(path);
 	int err = fsx_errno_of(r);
-	if (r == 0)
+	if (r == 0) {
+		fsx_obj_renamed(path);
 		VT(fsx_vt_stamp_parent(path));
+	}
 	if (track) {
 		if (r == 0)
 			fsx_obj_removed(id);
@@ -517,8 +527,11 @@ int fsx_rename(const char *from, const char *to)
 	VT(fsx_vt_flush_touching(from, to));
 	int r = rename(from, to);
 	int err = fsx_errno_of(r);
-	if (r == 0)
+	if (r == 0) {
+		fsx_obj_renamed(from);
+		fsx_obj_renamed(to);
 		VT(fsx_vt_stamp_parents(from, to));
+	}
 	if (track_from || track_to) {
 		if (r == 0) {
 			fsx_obj_removed(gone);

@@ -134,3 +134,23 @@ TEST(IntegHandoff, ASetupsFilesAreAsOldAsTheClockOnTheRealFileSystemToo)
 	EXPECT_NE(model.summary.find("\"steps\""), std::string::npos) << model.summary;
 	EXPECT_EQ(real.summary, model.summary);
 }
+
+/* On the real file system a removal asks the identity table (struct
+ * sched_ids, faults/fsx_obj.c) before the kernel: every search decides as
+ * one that asks the kernel every time (LOCKSTORM_ID_LOOK=1), which also
+ * aborts the worker, a harness failure, where the table says otherwise.
+ * Lock folders and the entries in them, lock files made by O_EXCL, by
+ * link(2) and moved aside by rename, crashes, restarts and the default
+ * fault mix (sweeps among them). */
+TEST(IntegHandoff, AnIdentityTheTableKnowsIsTheOneTheKernelReports)
+{
+	const std::string look = "LOCKSTORM_ID_LOOK=1", table = "LOCKSTORM_ID_LOOK=0";
+	same_both_ways("-p mkdir-legacy -n 2 --ops 2 --max-faults all=2 --schedules 300 --fs real --all --no-shrink", 1,
+		       look, table);
+	same_both_ways("-p mkdir-owner -n 2 --ops 2 --max-faults all=1,crash=2 --schedules 300 --fs real --all --no-shrink",
+		       0, look, table);
+	same_both_ways("-p lockfile-legacy -n 2 --ops 2 --max-faults all=1,crash=2 --schedules 300 --fs real --all --no-shrink",
+		       1, look, table);
+	same_both_ways("-p lockfile-recorded -n 2 --ops 2 --max-faults crash=2,restart=1 --schedules 300 --fs real --all --no-shrink",
+		       1, "LOCKSTORM_FORK_CRASH=1 " + look, table);
+}
