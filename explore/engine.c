@@ -553,7 +553,7 @@ int x_exec_ahead(struct explorer *ex, const struct xshape *sh, xchoose choose, c
 	if (mfs_on()) /* what setup made is as old as the clock, and on disk */
 		mfs_settle(SCHED_EPOCH_MS * 1000000LL);
 	else /* a setup that made nothing leaves nothing but the store to stamp */
-		x_stamp_store(ex->store, store_fd, counted && fsx_anchor_changes() == before);
+		x_stamp_store(s, ex->store, store_fd, counted && fsx_anchor_changes() == before);
 
 	/* workers: the live ones wait in sched_finish; fork the missing ones */
 	for (unsigned i = 0; i < n; i++)

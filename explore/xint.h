@@ -415,7 +415,7 @@ int cex_load(const char *path, struct xcfg *cfg, struct xchoice **dev, size_t *n
  * clock's start (FD closed there; -1: opened there; EMPTY: the setup made
  * nothing, the store alone) */
 int x_reset_store(const char *store, int *fd);
-void x_stamp_store(const char *store, int fd, int empty);
+void x_stamp_store(struct sched *s, const char *store, int fd, int empty);
 
 /* options.c */
 extern const char *const kind_names[]; /* "run", "stall", "crash", "pause", "errno", ... by enum xkind */

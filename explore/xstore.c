@@ -14,6 +14,7 @@
 
 #include "../core/fsutil.h"
 #include "../core/sched.h"
+#include "../faults/fsx.h"
 #include "xint.h"
 
 /* the virtual clock's start, what the store and its first contents are stamped with */
@@ -45,10 +46,13 @@ static int stamp_store_entry(int dfd, const char *name, unsigned char type, void
  * virtual clock: nftw with stamp_entry, but the store's own entries from one
  * read of it, open on FD (closed here; -1: not open).  EMPTY: the setup made
  * nothing (it made no call that could): the store alone. */
-void x_stamp_store(const char *store, int fd, int empty)
+void x_stamp_store(struct sched *s, const char *store, int fd, int empty)
 {
 	if (fd >= 0 && empty) {
-		futimens(fd, epoch);
+		/* the store's own stamp waits with the workers' (faults/fsx_vt.c):
+		 * their first change of it makes it theirs before anyone looks */
+		if (fsx_vt_stamp_shared(s, store) != 0)
+			futimens(fd, epoch);
 		close(fd);
 		return;
 	}

@@ -154,6 +154,10 @@ void fsx_forget_process(void);
  * kept for later in S (core/sched.h's struct sched_vt) sent out now, before
  * the explorer itself changes the store (a sweep). */
 void fsx_vt_flush_shared(struct sched *s);
+/* ... and the store's stamp at the start of an execution (the virtual
+ * clock's now, 0) kept there too: 0, or -1 when it cannot wait (stamps are
+ * made at once, or the path is too long): then the caller makes it. */
+int fsx_vt_stamp_shared(struct sched *s, const char *path);
 /* Calls counted in this process so far (FSX_OP_COUNT entries). */
 const uint64_t *fsx_counts(void);
 /* ns when this worker's last created lock object was made (0: none since reset). */

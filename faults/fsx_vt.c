@@ -107,8 +107,8 @@ void fsx_vt_flush_shared(struct sched *s)
 	vt_send(&s->vt);
 }
 
-/* Keep FD's (or PATH's) stamp in L for later, in place of the one it had. */
-static void vt_pend_one(struct sched_vt *l, int fd, const char *path, size_t len)
+/* Keep FD's (or PATH's) stamp TS in L for later, in place of the one it had. */
+static void vt_pend_one(struct sched_vt *l, int fd, const char *path, size_t len, const struct timespec ts[2])
 {
 	struct sched_vt_stamp *p = NULL;
 	for (unsigned k = 0; k < l->n; k++) {
@@ -136,7 +136,8 @@ static void vt_pend_one(struct sched_vt *l, int fd, const char *path, size_t len
 		if (fd < 0)
 			memcpy(p->path, path, len + 1);
 	}
-	fsx_vt_times(p->ts);
+	p->ts[0] = ts[0];
+	p->ts[1] = ts[1];
 }
 
 void fsx_vt_flush_fd(int fd)
@@ -233,7 +234,9 @@ void fsx_vt_stamp(const char *path)
 	size_t len = strlen(path);
 	if (vt_later()) {
 		if (len < SCHED_VT_PATH) {
-			vt_pend_one(sched_vt_shared(), -1, path, len);
+			struct timespec ts[2];
+			fsx_vt_times(ts);
+			vt_pend_one(sched_vt_shared(), -1, path, len, ts);
 			return;
 		}
 		vt_send(sched_vt_shared()); /* a long path's at once: after those taken before it */
@@ -241,6 +244,16 @@ void fsx_vt_stamp(const char *path)
 	struct timespec ts[2];
 	fsx_vt_times(ts);
 	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+int fsx_vt_stamp_shared(struct sched *s, const char *path)
+{
+	size_t len = strlen(path);
+	if (!vt_later() || len >= SCHED_VT_PATH)
+		return -1;
+	const struct timespec start[2] = { { SCHED_EPOCH_MS / 1000, 0 }, { SCHED_EPOCH_MS / 1000, 0 } };
+	vt_pend_one(&s->vt, -1, path, len, start); /* (the controller has no clock of its own: it is 0 now) */
+	return 0;
 }
 
 /* The folder PATH's entry sits in, into DIR (DIR_LEN bytes); 0, or -1 when
@@ -281,7 +294,9 @@ void fsx_vt_stamp_parents(const char *from, const char *to)
 void fsx_vt_stamp_fd(int fd)
 {
 	if (vt_later()) {
-		vt_pend_one(&vt_fds, fd, NULL, 0);
+		struct timespec ts[2];
+		fsx_vt_times(ts);
+		vt_pend_one(&vt_fds, fd, NULL, 0, ts);
 		return;
 	}
 	struct timespec ts[2];

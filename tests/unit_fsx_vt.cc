@@ -185,3 +185,26 @@ TEST(FsxVt, APathTooLongForTheMappingIsStampedAtOnce)
 	EXPECT_TRUE(stamped(c.in("first")));
 	EXPECT_EQ(sched_vt_shared()->n, 0u);
 }
+
+/* The explorer's stamp of the store at the start of an execution (the
+ * clock's start) waits with the workers' and lands as theirs do: at a
+ * flush, or replaced by a later stamp of the same folder. */
+TEST(FsxVt, TheStoresStartStampWaitsWithTheWorkers)
+{
+	Clocked c;
+	struct sched_vt *shared = sched_vt_shared();
+	struct sched *s = (struct sched *)((char *)shared - offsetof(struct sched, vt));
+	ASSERT_EQ(fsx_vt_stamp_shared(s, c.s.c_str()), 0);
+	EXPECT_EQ(shared->n, 1u);
+	fsx_vt_flush();
+	struct stat st;
+	ASSERT_EQ(lstat(c.s.c_str(), &st), 0);
+	EXPECT_EQ(st.st_mtim.tv_sec, SCHED_EPOCH_MS / 1000);
+	EXPECT_EQ(st.st_mtim.tv_nsec, 0);
+	ASSERT_EQ(fsx_vt_stamp_shared(s, c.s.c_str()), 0);
+	fsx_vt_stamp(c.s.c_str()); /* a worker's, later: the one that lands */
+	EXPECT_EQ(shared->n, 1u);
+	fsx_vt_flush();
+	EXPECT_TRUE(stamped(c.s));
+	EXPECT_EQ(fsx_vt_stamp_shared(s, (c.s + "/" + std::string(SCHED_VT_PATH, 'x')).c_str()), -1);
+}
