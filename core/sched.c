@@ -307,6 +307,12 @@ void sched_attach(struct sched *s, unsigned id)
 	me = &s->w[id];
 }
 
+void sched_fd_untracked(void)
+{
+	if (me)
+		me->fds_untracked = 1;
+}
+
 struct sched_vt *sched_vt_shared(void)
 {
 	return &me_s->vt;

@@ -108,6 +108,8 @@ struct sched_slot {
 	uint8_t boot;                /* power losses so far: a restarted worker is a new process, */
 	uint32_t op_base;            /* with new pids (sched_vpid) and op numbers from op_base on */
 	uint8_t die;                 /* the next grant is its death (sched_kill) */
+	uint8_t fds_untracked;       /* its process opened a descriptor the seam does not keep
+				      * (sched_fd_untracked): a crash must end that process */
 } __attribute__((aligned(64)));
 
 /*
@@ -290,6 +292,9 @@ unsigned sched_run_order(const struct sched *s, const int *enabled, int current,
 
 /* ---- worker ---- */
 void sched_attach(struct sched *s, unsigned id);
+/* This worker's process holds a descriptor the seam does not keep: its
+ * crash cannot close it, so it must be a real death (slot's fds_untracked). */
+void sched_fd_untracked(void);
 /* The shared stamps (struct sched_vt) of the mapping this process attached to. */
 struct sched_vt *sched_vt_shared(void);
 void sched_step(int fsop, const char *path, const char *path2);

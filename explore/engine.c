@@ -199,13 +199,18 @@ static void x_kill_one(struct explorer *ex, unsigned w, const char *point)
 	x_log(ex, w, sl->op_no, EV_FAULT, FK_CRASH, (int64_t)point_hash(point), 0);
 	pid_t pid = sl->pid;
 	int dead;
-	/* On the modelled file system a crash needs no new process: everything
-	 * the worker held is the model's (mfs_proc_gone), and the process waits
-	 * for its next start as a new one would (sched_kill).  A fork and an
-	 * exit cost more than many executions here.  Each process lives
-	 * through X_DEATHS of them at most, so what a worker killed in the
-	 * middle of something leaves in its memory stays bounded. */
-	if (pid > 0 && mfs_on() && !ex->body && !ex->fork_crash && ex->deaths[w] < X_DEATHS) {
+	/* A crash needs no new process: the process waits for its next start
+	 * as a new one would (sched_kill), and what a death would let go goes:
+	 * on the modelled file system everything the worker held is the
+	 * model's (mfs_proc_gone); on the real one the worker closes every
+	 * descriptor it opened through the seam (fsx_forget_process), which
+	 * lets its flocks and record locks go as its exit would, unless it
+	 * opened one the seam does not keep (fds_untracked: then it dies for
+	 * real).  A fork and an exit cost more than many executions here.
+	 * Each process lives through X_DEATHS of them at most, so what a
+	 * worker killed in the middle of something leaves in its memory stays
+	 * bounded. */
+	if (pid > 0 && (mfs_on() || !sl->fds_untracked) && !ex->body && !ex->fork_crash && ex->deaths[w] < X_DEATHS) {
 		sched_kill(ex->s, w);
 		if (sched_wait_quiet(ex->s, X_QUIET_TIMEOUT_MS, &dead) == 0) {
 			ex->deaths[w]++;
@@ -341,6 +346,7 @@ static int x_fork(struct explorer *ex, unsigned i)
 		ex->pidfd[i] = -1;
 	}
 	atomic_store(&s->w[i].state, SS_IDLE);
+	s->w[i].fds_untracked = 0; /* a new process */
 	int32_t slot = (int32_t)i, r = -EPIPE;
 	ssize_t k;
 	if (write(ex->zy_req, &slot, sizeof slot) == (ssize_t)sizeof slot) {

@@ -168,8 +168,11 @@ void fsx_unbind(void)
 void fsx_forget_process(void)
 {
 	fsx_vt_flush_fds(); /* (none: they went out before it waited) */
+	const int real = !fsx_modelled(); /* (the model's are the model's: mfs_proc_gone) */
 	fsx_unbind();
 	for (int fd = 0; fd < WIN_FDS; fd++) {
+		if (fd_path[fd] && real) /* as at a death: its flocks and record locks go too */
+			close(fd);
 		free(fd_path[fd]);
 		fd_path[fd] = NULL;
 	}
@@ -418,6 +421,8 @@ LS_HOT int fsx_open(const char *path, int flags, unsigned mode)
 			free(fd_path[r]);
 			fd_path[r] = strdup(path);
 			fd_paths = 1;
+		} else if (fsx_sched && !fsx_modelled()) {
+			sched_fd_untracked(); /* a crash cannot close it: a real death then */
 		}
 	}
 	if (track) {

@@ -104,6 +104,23 @@ TEST(IntegHandoff, ACrashThatKeepsTheProcessDecidesAsOneThatKillsIt)
 		       1, fork, keep);
 }
 
+/* On the real file system too: the kept process closes every descriptor it
+ * opened through the seam, as its exit would, so a flock it held goes with
+ * it (flock's crashes land while it holds one), and so do the lock files and
+ * readings of lockfile-recorded across crashes and restarts. */
+TEST(IntegHandoff, ACrashThatKeepsTheProcessDecidesAsOneThatKillsItOnTheRealFileSystemToo)
+{
+	const std::string fork = "LOCKSTORM_FORK_CRASH=1", keep = "LOCKSTORM_FORK_CRASH=0";
+	same_both_ways("-p flock -n 2 --ops 2 --max-faults crash=2 --schedules 300 --fs real --all --no-shrink", 0, fork,
+		       keep);
+	same_both_ways("-p flock -w append --param rev=legacy,append --param locked=1 -n 2 --ops 2 --max-faults crash=1 --schedules 200 --fs real --all --no-shrink",
+		       1, fork, keep);
+	same_both_ways("-p lockfile-recorded -n 2 --ops 2 --max-faults crash=2,restart=1 --schedules 300 --fs real --all --no-shrink",
+		       1, fork, keep);
+	same_both_ways("-p mkdir-owner -n 2 --ops 2 --max-faults all=1,crash=2 --schedules 300 --fs real --all --no-shrink", 0,
+		       fork, keep);
+}
+
 /* On the real file system a file time stamp waits until something could
  * see it (faults/fsx_vt.c): the ages a stale check reads, and so every
  * decision, are those of stamps made at once (LOCKSTORM_VT_EAGER=1).
