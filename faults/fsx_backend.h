@@ -85,11 +85,14 @@ const struct fsx_backend *fsx_anchor_backend(const char *dir, _Atomic uint32_t *
 unsigned long fsx_anchor_changes(void);
 
 #ifdef FSX_BACKEND_REDIRECT
+#include "../core/sys.h"
 #define FSX_BE_(name, ...) (fsx_backend ? fsx_backend->name(__VA_ARGS__) : name(__VA_ARGS__))
+/* the calls of every op of a run: straight to the kernel (core/sys.h) */
+#define FSX_BE_SYS_(name, ...) (fsx_backend ? fsx_backend->name(__VA_ARGS__) : ls_##name(__VA_ARGS__))
 #define mkdir(...) FSX_BE_(mkdir, __VA_ARGS__)
 #define rmdir(...) FSX_BE_(rmdir, __VA_ARGS__)
-#define open(...) FSX_BE_(open, __VA_ARGS__)
-#define close(...) FSX_BE_(close, __VA_ARGS__)
+#define open(...) FSX_BE_SYS_(open, __VA_ARGS__)
+#define close(...) FSX_BE_SYS_(close, __VA_ARGS__)
 #define link(...) FSX_BE_(link, __VA_ARGS__)
 #define unlink(...) FSX_BE_(unlink, __VA_ARGS__)
 #define rename(...) FSX_BE_(rename, __VA_ARGS__)
@@ -107,7 +110,7 @@ unsigned long fsx_anchor_changes(void);
 #define ftruncate(...) FSX_BE_(ftruncate, __VA_ARGS__)
 #define utimensat(...) FSX_BE_(utimensat, __VA_ARGS__)
 #define futimens(...) FSX_BE_(futimens, __VA_ARGS__)
-#define flock(...) FSX_BE_(flock, __VA_ARGS__)
+#define flock(...) FSX_BE_SYS_(flock, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus
