@@ -11,6 +11,7 @@
  * the torn tail, reported in bytes, never guessed at.
  */
 #include "journal.h"
+#include "vdso.h"
 #include "hot.h"
 
 #include <assert.h>
@@ -675,7 +676,7 @@ static inline uint64_t journal_fill(const struct journal *j, struct jrec *r, int
 	} else {
 		/* CLOCK_MONOTONIC cannot fail: errno stays as it was */
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		vdso_clock_gettime(CLOCK_MONOTONIC, &ts);
 		r->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
 	return seq;
