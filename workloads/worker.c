@@ -79,7 +79,7 @@ LS_HOT int worker_acquire(struct worker *w, int64_t attempt)
 	fsx_reset_create();
 	fsx_failure_clear();
 	log_event(w, EV_ATTEMPT, 0, attempt, 0, 0);
-	int r = w->lock.ops->acquire(&w->lock);
+	int r = w->acquire(&w->lock);
 	int err = r != 0 ? errno : 0; /* a success touches no errno (see fsx_errno_of) */
 	if (r == 0) {
 		/* The hold began when its lock object was made (a little before now). */
@@ -105,7 +105,7 @@ LS_HOT int worker_release(struct worker *w)
 {
 	log_event(w, EV_RELEASE_BEGIN, 0, 0, 0, 0);
 	fsx_failure_clear();
-	int r = w->lock.ops->release(&w->lock);
+	int r = w->release(&w->lock);
 	int err = r != 0 ? errno : 0;
 	if (r == 0) {
 		log_event(w, EV_RELEASED, 0, 0, 0, 0);
@@ -176,6 +176,8 @@ LS_HOT int worker_run(const struct worker_spec *sp)
 		sp->workload->reset();
 	lock_setup(&w.lock, sp->proto, w.state_file, sp->pvals, sp->id, &w.rng);
 	lock_setup_exact(&w.lock, sp->pvals_us);
+	w.acquire = w.lock.ops->acquire;
+	w.release = w.lock.ops->release;
 
 	struct fsx_binding b = sp->fsx;
 	b.worker = sp->id;
@@ -193,8 +195,9 @@ LS_HOT int worker_run(const struct worker_spec *sp)
 	worker_log(&w, EV_WORKER_START, 0, sp->incarnation, sp->host, 0);
 	if (sp->wait_go)
 		arena_wait_go(sp->arena);
+	int (*op)(struct worker *) = sp->workload->op;
 	for (long done = 0; worker_next_op(&w, sp, done); done++)
-		if (sp->workload->op(&w) != 0)
+		if (op(&w) != 0)
 			break;
 	worker_log(&w, EV_WORKER_EXIT, 0, 0, 0, 0);
 	fsx_unbind();

@@ -37,6 +37,8 @@ struct worker {
 	const int64_t *wparam; /* resolved workload params */
 	const int64_t *wparam_us; /* the same, PU_MS in exact us; NULL: wparam x 1000 */
 	int64_t wparam_own[LS_MAX_PARAMS], wparam_us_own[LS_MAX_PARAMS]; /* what they point to */
+	int (*acquire)(struct lock *lk); /* the lock's ops every op calls, copied here (their */
+	int (*release)(struct lock *lk); /* table is pages away: core/hot.h) */
 	/* last, as the paths end it: what every op reads (above, and the lock's
 	 * head) then shares one page (see core/hot.h) */
 	struct lock lock;
