@@ -79,21 +79,6 @@ static int id_look(void)
 	return look;
 }
 
-/* An absolute path without an empty, "." or ".." part. */
-static int plain(const char *p)
-{
-	if (p[0] != '/')
-		return 0;
-	for (const char *c = p; c;) {
-		const char *part = c + 1, *next = strchr(part, '/');
-		size_t n = next ? (size_t)(next - part) : strlen(part);
-		if (n == 0 || (part[0] == '.' && (n == 1 || (n == 2 && part[1] == '.'))))
-			return 0;
-		c = next;
-	}
-	return 1;
-}
-
 static int ids_find(const struct sched_ids *t, const char *path)
 {
 	for (unsigned i = 0; i < t->n; i++)
@@ -112,7 +97,7 @@ void fsx_obj_renamed(const char *path)
 	struct sched_ids *t = ids();
 	if (!t || !t->n)
 		return;
-	if (!plain(path)) {
+	if (!fsx_path_plain(path)) {
 		t->n = 0;
 		return;
 	}
@@ -128,7 +113,7 @@ static void ids_put(const char *path, uint64_t dev, uint64_t ino)
 {
 	struct sched_ids *t = ids();
 	size_t len = strlen(path);
-	if (!t || len >= sizeof t->e[0].path || !plain(path))
+	if (!t || len >= sizeof t->e[0].path || !fsx_path_plain(path))
 		return;
 	int i = ids_find(t, path);
 	if (i < 0) {

@@ -35,6 +35,9 @@ extern int fsx_compound;
 int fsx_compound_begin(int op, const char *path); /* explore: the call is one step; 1 if it began one */
 void fsx_compound_end(int own, int r);
 void fsx_note_progress(const char *point);
+/* An absolute path without an empty, "." or ".." part: two such paths name
+ * one entry when they are equal (up to case, where a folder folds it). */
+int fsx_path_plain(const char *p);
 
 /* Descriptors the seam remembers something about (paths, Windows slots). */
 #define WIN_FDS 1024

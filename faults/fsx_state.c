@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "../core/arena.h"
@@ -70,4 +71,18 @@ void fsx_compound_end(int own, int r)
 	fsx_compound--;
 	sched_result(r, err);
 	errno = err;
+}
+
+int fsx_path_plain(const char *p)
+{
+	if (p[0] != '/')
+		return 0;
+	for (const char *c = p; c;) {
+		const char *part = c + 1, *next = strchr(part, '/');
+		size_t n = next ? (size_t)(next - part) : strlen(part);
+		if (n == 0 || (part[0] == '.' && (n == 1 || (n == 2 && part[1] == '.'))))
+			return 0;
+		c = next;
+	}
+	return 1;
 }

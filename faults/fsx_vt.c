@@ -157,30 +157,15 @@ static int vt_above(const char *path, const char *p)
 	return strncmp(path, p, len) == 0 && p[len] == '/';
 }
 
-/* An absolute path without an empty, "." or ".." part: two such paths with
- * one folder part name entries of one folder. */
-static int vt_plain(const char *p)
-{
-	if (p[0] != '/')
-		return 0;
-	for (const char *c = p; c;) {
-		const char *part = c + 1, *next = strchr(part, '/');
-		size_t n = next ? (size_t)(next - part) : strlen(part);
-		if (n == 0 || (part[0] == '.' && (n == 1 || (n == 2 && part[1] == '.'))))
-			return 0;
-		c = next;
-	}
-	return 1;
-}
-
-/* And when PATH is another entry of P's folder: a rename, unlink or rmdir
- * acts on its own entry (a symlink there is not followed).  The names
+/* And when PATH is another entry of P's folder (both plain paths, whose
+ * folder parts then name one folder): a rename, unlink or rmdir acts on its
+ * own entry (a symlink there is not followed).  The names
  * differ also without case (a folder that folds case has one entry for both). */
 static int vt_sibling(const char *path, const char *p)
 {
 	const char *a = strrchr(path, '/'), *b = strrchr(p, '/');
 	return a && b && a - path == b - p && strncmp(path, p, (size_t)(a - path)) == 0 &&
-	       strcasecmp(a + 1, b + 1) != 0 && vt_plain(path) && vt_plain(p);
+	       strcasecmp(a + 1, b + 1) != 0 && fsx_path_plain(path) && fsx_path_plain(p);
 }
 
 /* Stamps by path that a call on A (and B) may move or remove (one at A
