@@ -437,20 +437,19 @@ LS_HOT int fsx_open(const char *path, int flags, unsigned mode)
 
 LS_HOT int fsx_close(int fd)
 {
-	int inj = fsx_enter(FSX_CLOSE, path_of(fd));
+	char *path = (char *)path_of(fd); /* the step's path until fsx_leave: freed after it */
+	int inj = fsx_enter(FSX_CLOSE, path);
 	VT(fsx_vt_flush_fd(fd)); /* its stamp, while it can be made */
 	fsx_win_note_close(fd);
-	if (path_of(fd)) {
-		free(fd_path[fd]);
+	if (path)
 		fd_path[fd] = NULL;
-	}
-	if (inj) {
-		close(fd); /* the descriptor is gone either way, as close(2) says */
-		return fsx_injected(FSX_CLOSE, inj);
-	}
-	int r = close(fd);
-	int err = fsx_errno_of(r);
-	fsx_leave(FSX_CLOSE, r, err);
+	int r = close(fd); /* (injected: the descriptor is gone either way, as close(2) says) */
+	int err = inj ? inj : fsx_errno_of(r);
+	if (inj)
+		r = fsx_injected(FSX_CLOSE, inj);
+	else
+		fsx_leave(FSX_CLOSE, r, err);
+	free(path);
 	fsx_errno_set(r, err);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "faults/fsx.h"
 #include "testutil.h"
 
 static const std::string BIN = LOCKSTORM_BIN;
@@ -141,6 +142,36 @@ TEST(IntegFaults, ErrnoAndShortWriteFireAtTheirCall)
 	EXPECT_EQ(total(r.rep, "errors"), 2); /* one rename and one write */
 	EXPECT_EQ(violations(r.rep, "no-lost-writes"), 0); /* a failed write is not a commit */
 	EXPECT_EQ(r.r.status, 0) << r.r.out << r.r.err;
+}
+
+/* A failed close names the file it closed: the descriptor's path is the
+ * step's until the call is over (it was freed first, and the release error
+ * of a close on the lock, injected by a rule with a path, was journaled as
+ * another file's: a protocol that absorbs an errno at close of the lock
+ * only would have escaped it). */
+TEST(IntegFaults, AFailedCloseNamesTheFileItClosed)
+{
+	ScratchDir d;
+	FRun r;
+	run(r, d, "-p flock -w hold -n 1 --ops 20 --fault 'errno@fs/close:err=EIO,path=*.lock' -o " + d.sub("out"));
+	ASSERT_TRUE(r.rep) << r.r.err;
+	CmdResult dump = run_cmd(BIN + " dump " + d.sub("out"));
+	std::istringstream in(dump.out);
+	std::string line;
+	int errors = 0;
+	while (std::getline(in, line)) {
+		json_error_t err;
+		json_t *o = json_loads(line.c_str(), 0, &err);
+		if (!o)
+			continue;
+		const char *type = json_string_value(json_object_get(o, "type"));
+		if (type && !strcmp(type, "release-error")) {
+			errors++;
+			EXPECT_EQ(json_integer_value(json_object_get(o, "c")), FSX_PATH_LOCK) << line;
+		}
+		json_decref(o);
+	}
+	EXPECT_EQ(errors, 20);
 }
 
 TEST(IntegFaults, StopIsContinuedByTheDriver)
