@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -51,11 +52,10 @@ static void run(FRun &out, const ScratchDir &d, const std::string &args, const c
 	out.rep = load(json);
 }
 
-/* Every fault record of a kept run, per worker, in order: "w0 op3 stall point err". */
-static std::map<int, std::vector<std::string>> fault_trail(const std::string &outdir)
+/* Every journal record of a kept run (lockstorm dump), in order, to FN. */
+static void each_record(const std::string &outdir, const std::function<void(json_t *)> &fn)
 {
 	CmdResult dump = run_cmd(BIN + " dump " + outdir);
-	std::map<int, std::vector<std::string>> trail;
 	std::istringstream in(dump.out);
 	std::string line;
 	while (std::getline(in, line)) {
@@ -63,6 +63,16 @@ static std::map<int, std::vector<std::string>> fault_trail(const std::string &ou
 		json_t *o = json_loads(line.c_str(), 0, &err);
 		if (!o)
 			continue;
+		fn(o);
+		json_decref(o);
+	}
+}
+
+/* Every fault record of a kept run, per worker, in order: "w0 op3 stall point err". */
+static std::map<int, std::vector<std::string>> fault_trail(const std::string &outdir)
+{
+	std::map<int, std::vector<std::string>> trail;
+	each_record(outdir, [&](json_t *o) {
 		const char *type = json_string_value(json_object_get(o, "type"));
 		if (type && !strcmp(type, "fault") && json_is_integer(json_object_get(o, "worker"))) {
 			char buf[256];
@@ -74,8 +84,7 @@ static std::map<int, std::vector<std::string>> fault_trail(const std::string &ou
 				 json_is_string(e) ? json_string_value(e) : "-");
 			trail[(int)json_integer_value(json_object_get(o, "worker"))].push_back(buf);
 		}
-		json_decref(o);
-	}
+	});
 	return trail;
 }
 
@@ -83,15 +92,8 @@ static std::map<int, std::vector<std::string>> fault_trail(const std::string &ou
  * decisions (fault kind and point) and errno, in order. */
 static std::vector<std::string> journal_shape(const std::string &outdir)
 {
-	CmdResult dump = run_cmd(BIN + " dump " + outdir);
 	std::vector<std::string> shape;
-	std::istringstream in(dump.out);
-	std::string line;
-	while (std::getline(in, line)) {
-		json_error_t err;
-		json_t *o = json_loads(line.c_str(), 0, &err);
-		if (!o)
-			continue;
+	each_record(outdir, [&](json_t *o) {
 		if (json_is_integer(json_object_get(o, "worker"))) {
 			const char *type = json_string_value(json_object_get(o, "type"));
 			json_t *e = json_object_get(o, "err");
@@ -104,8 +106,7 @@ static std::vector<std::string> journal_shape(const std::string &outdir)
 				 !strcmp(type, "fault") ? (json_integer_value(json_object_get(o, "a")) == 1 ? " stall" : " other") : "");
 			shape.push_back(buf);
 		}
-		json_decref(o);
-	}
+	});
 	return shape;
 }
 
@@ -155,22 +156,14 @@ TEST(IntegFaults, AFailedCloseNamesTheFileItClosed)
 	FRun r;
 	run(r, d, "-p flock -w hold -n 1 --ops 20 --fault 'errno@fs/close:err=EIO,path=*.lock' -o " + d.sub("out"));
 	ASSERT_TRUE(r.rep) << r.r.err;
-	CmdResult dump = run_cmd(BIN + " dump " + d.sub("out"));
-	std::istringstream in(dump.out);
-	std::string line;
 	int errors = 0;
-	while (std::getline(in, line)) {
-		json_error_t err;
-		json_t *o = json_loads(line.c_str(), 0, &err);
-		if (!o)
-			continue;
+	each_record(d.sub("out"), [&](json_t *o) {
 		const char *type = json_string_value(json_object_get(o, "type"));
 		if (type && !strcmp(type, "release-error")) {
 			errors++;
-			EXPECT_EQ(json_integer_value(json_object_get(o, "c")), FSX_PATH_LOCK) << line;
+			EXPECT_EQ(json_integer_value(json_object_get(o, "c")), FSX_PATH_LOCK);
 		}
-		json_decref(o);
-	}
+	});
 	EXPECT_EQ(errors, 20);
 }
 
