@@ -449,7 +449,8 @@ LS_HOT int fsx_close(int fd)
 		r = fsx_injected(FSX_CLOSE, inj);
 	else
 		fsx_leave(FSX_CLOSE, r, err);
-	free(path);
+	if (path) /* (a run without path rules keeps none: no call into libc after the close) */
+		free(path);
 	fsx_errno_set(r, err);
 	return r;
 }
