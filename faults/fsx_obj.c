@@ -92,7 +92,7 @@ static void ids_forget(struct sched_ids *t, unsigned i)
 	t->e[i] = t->e[--t->n];
 }
 
-void fsx_obj_renamed(const char *path)
+void fsx_obj_forget(const char *path)
 {
 	struct sched_ids *t = ids();
 	if (!t || !t->n)

@@ -70,8 +70,14 @@ void fsx_obj_created(const char *path);
 struct fsx_obj_id fsx_obj_identify(const char *path);
 void fsx_obj_removed(struct fsx_obj_id id);
 /* A name change at PATH succeeded (made, removed, moved from or to, linked
- * to): what fsx_obj_identify knew at or below it is forgotten. */
-void fsx_obj_renamed(const char *path);
+ * to): what fsx_obj_identify knew at or below it is forgotten.  Only explore
+ * keeps anything: a run's opens (every op's, with O_CREAT) make no call. */
+void fsx_obj_forget(const char *path);
+static inline void fsx_obj_renamed(const char *path)
+{
+	if (fsx_sched)
+		fsx_obj_forget(path);
+}
 
 /* fsx_win.c */
 extern int fsx_win_on; /* bound with the windows profile: the rules below play */
